@@ -1,0 +1,16 @@
+// Answers: creates the uniqueness constraints and indexes of the lineage graph (idempotent).
+// Returns: nothing; safe to run again and again.
+// Run in Neo4j Browser with multi-statement editing enabled (the default).
+CREATE CONSTRAINT dataset_key IF NOT EXISTS
+FOR (d:Dataset) REQUIRE (d.namespace, d.name) IS UNIQUE;
+CREATE CONSTRAINT job_key IF NOT EXISTS
+FOR (j:Job) REQUIRE (j.namespace, j.name) IS UNIQUE;
+CREATE CONSTRAINT run_key IF NOT EXISTS
+FOR (r:Run) REQUIRE r.runId IS UNIQUE;
+CREATE CONSTRAINT column_key IF NOT EXISTS
+FOR (c:Column) REQUIRE (c.namespace, c.dataset, c.name) IS UNIQUE;
+CREATE INDEX dataset_name IF NOT EXISTS FOR (d:Dataset) ON (d.name);
+CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
+CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);
+CREATE INDEX run_state IF NOT EXISTS FOR (r:Run) ON (r.state);
+CREATE INDEX derived_from_job IF NOT EXISTS FOR ()-[e:DERIVED_FROM]-() ON (e.jobNamespace, e.jobName);

@@ -1,0 +1,100 @@
+"""The connection to Neo4j: one driver per process, named queries only, each tagged and timed out."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any, LiteralString, cast
+
+from neo4j import Driver, GraphDatabase, ManagedTransaction, Query, unit_of_work
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from graph.errors import DatabaseUnavailable, QueryError
+from graph.local_server import LocalServer
+from graph.queries import NamedQuery, query
+from graph.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Step = tuple[str, dict[str, Any]]
+"""A named query and its parameters."""
+
+
+def connect(settings: Settings) -> Driver:
+    """A driver for the configured server: NEO4J_URI if set, else the local provisioned one."""
+    if settings.uses_local_server:
+        server = LocalServer(settings)
+        uri, password = server.bolt_uri, server.password()
+    else:
+        uri, password = cast(str, settings.neo4j_uri), settings.neo4j_password or ""
+    return GraphDatabase.driver(uri, auth=(settings.neo4j_user, password))
+
+
+class Graph:
+    """Runs named queries on one driver. Owns no I/O until a method is called."""
+
+    def __init__(self, driver: Driver, timeout: float = 30.0) -> None:
+        self.driver = driver
+        self.timeout = timeout
+
+    def close(self) -> None:
+        self.driver.close()
+
+    @staticmethod
+    def _tag(*names: str) -> dict[str, str]:
+        return {"app": "lineage-graph", "query": ",".join(dict.fromkeys(names))}
+
+    def _query(self, named: NamedQuery, statement: str) -> Query:
+        return Query(cast(LiteralString, statement), metadata=self._tag(named.name),
+                     timeout=self.timeout)
+
+    def write(self, steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
+        """Run the steps in order in one write transaction (retried on transient errors)."""
+
+        @unit_of_work(metadata=self._tag(*(name for name, _ in steps)), timeout=self.timeout)
+        def work(tx: ManagedTransaction) -> list[list[dict[str, Any]]]:
+            results = []
+            for name, params in steps:
+                for statement in query(name).statements:
+                    results.append(tx.run(cast(LiteralString, statement), params).data())
+            return results
+
+        return self._session_call("write", work, [name for name, _ in steps])
+
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run one named query in a read transaction and return its rows."""
+        named = query(name)
+
+        @unit_of_work(metadata=self._tag(name), timeout=self.timeout)
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return tx.run(cast(LiteralString, named.text), params).data()
+
+        return self._session_call("read", work, [name])
+
+    def run_statements(self, name: str) -> None:
+        """Run each statement of a multi-statement file in its own auto-commit transaction.
+
+        Schema commands (constraints, indexes) cannot share a transaction with each other.
+        """
+        named = query(name)
+        try:
+            with self.driver.session() as session:
+                for statement in named.statements:
+                    session.run(self._query(named, statement)).consume()
+        except (ServiceUnavailable, SessionExpired) as e:
+            raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+        except Neo4jError as e:
+            raise QueryError(name, str(e)) from e
+
+    def _session_call(self, mode: str, work: Any, names: Iterable[str]) -> Any:
+        try:
+            with self.driver.session() as session:
+                if mode == "write":
+                    return session.execute_write(work)
+                return session.execute_read(work)
+        except AuthError as e:
+            raise DatabaseUnavailable(f"Neo4j refused the credentials: {e.message}") from e
+        except (ServiceUnavailable, SessionExpired, OSError) as e:
+            raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+        except Neo4jError as e:
+            raise QueryError(",".join(names), str(e)) from e

@@ -1,0 +1,56 @@
+"""The one exception root of lineage-graph.
+
+::
+
+    LineageError
+    ├── ConfigError              settings or environment cannot work (missing Java, Maven …)
+    ├── ServerError              the local Neo4j server cannot be provisioned, started or stopped
+    ├── DatabaseUnavailable      Neo4j does not answer (wraps the driver's error)
+    ├── QueryError               a named query failed (carries the query name)
+    ├── QueryLibraryError        a .cypher file is malformed (carries file and line)
+    └── EventError               an OpenLineage event is rejected (carries where and why)
+"""
+
+from __future__ import annotations
+
+
+class LineageError(Exception):
+    """Root of every error lineage-graph raises on purpose."""
+
+
+class ConfigError(LineageError):
+    """The settings or the machine cannot support what was asked."""
+
+
+class ServerError(LineageError):
+    """The local Neo4j server could not be provisioned, started or stopped."""
+
+
+class DatabaseUnavailable(LineageError):
+    """Neo4j could not be reached; retrying later may help."""
+
+
+class QueryError(LineageError):
+    """A named query failed."""
+
+    def __init__(self, query: str, message: str) -> None:
+        super().__init__(f"{query}: {message}")
+        self.query = query
+
+
+class QueryLibraryError(LineageError):
+    """A file of the Cypher library is malformed."""
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        super().__init__(f"{file}:{line}: {message}")
+        self.file = file
+        self.line = line
+
+
+class EventError(LineageError):
+    """An OpenLineage event was rejected; ``where`` says which one (file and index)."""
+
+    def __init__(self, where: str, reasons: list[str]) -> None:
+        super().__init__(f"{where}: {'; '.join(reasons)}")
+        self.where = where
+        self.reasons = reasons

@@ -1,0 +1,305 @@
+"""The local Neo4j Community server that lineage-graph provisions and runs for the user.
+
+The server is assembled from Maven Central: Maven resolves ``org.neo4j:neo4j`` (runtime scope, so
+the record storage engine comes along) and Neo4j Browser into ``~/.m2`` and copies the jars into
+``<state>/neo4j/lib``. The launcher class ``Neo4jCommand`` from those jars starts, stops and checks
+the server, exactly as the ``neo4j`` script of a packaged distribution does.
+
+Layout under the state directory::
+
+    neo4j/lib/        server and Browser jars (copied from ~/.m2)
+    neo4j/conf/       neo4j.conf written from the settings on every start
+    neo4j/data/       the database
+    neo4j/logs/       neo4j.log, debug.log, query.log
+    neo4j/run/        neo4j.pid while the server runs
+    neo4j/password    the generated password of user neo4j (mode 0600)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+from graph.errors import ConfigError, ServerError
+from graph.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
+_ADMIN = "org.neo4j.server.startup.Neo4jAdminCommand"
+_USER = "neo4j"
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What ``lineage neo4j status`` reports; ``state`` is running, stopped, crashed or external."""
+
+    state: str
+    bolt_uri: str
+    browser_url: str
+    user: str
+    password_file: str | None
+    home: str | None
+    pid: int | None
+    version: str | None
+    detail: str
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+class LocalServer:
+    """Provision, start, stop and inspect the Neo4j server under ``settings.neo4j_home``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.home = settings.neo4j_home
+
+    # -- locations -------------------------------------------------------------------------------
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.settings.neo4j_bolt_port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.settings.neo4j_http_port}"
+
+    @property
+    def password_file(self) -> Path:
+        return self.home / "password"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "run" / "neo4j.pid"
+
+    @property
+    def _marker(self) -> Path:
+        return self.home / "lib" / f".assembled-{self.settings.neo4j_version}"
+
+    def password(self) -> str:
+        """The generated password; raises if the server was never provisioned."""
+        try:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        except FileNotFoundError as e:
+            raise ServerError(
+                f"no password at {self.password_file}: run `lineage neo4j start` first"
+            ) from e
+
+    # -- provisioning ----------------------------------------------------------------------------
+    def provision(self) -> bool:
+        """Assemble jars, write the config and set the password; True if anything was done."""
+        did = self._assemble()
+        self._write_conf()
+        did = self._set_initial_password() or did
+        return did
+
+    def _assemble(self) -> bool:
+        if self._marker.exists():
+            return False
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise ConfigError("Maven (`mvn`) is not on PATH; it assembles Neo4j from Maven Central")
+        lib = self.home / "lib"
+        if lib.exists():
+            shutil.rmtree(lib)
+        lib.mkdir(parents=True)
+        pom = resources.files("graph") / "maven" / "pom.xml"
+        with resources.as_file(pom) as pom_path:
+            cmd = [
+                mvn, "-q", "-B", "-f", str(pom_path),
+                f"-Dneo4j.version={self.settings.neo4j_version}",
+                "dependency:copy-dependencies", f"-DoutputDirectory={lib}",
+            ]  # fmt: skip
+            log.info("assembling Neo4j %s with Maven into %s", self.settings.neo4j_version, lib)
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr)[-3000:]
+            raise ServerError(f"Maven could not assemble Neo4j (exit {done.returncode}):\n{tail}")
+        self._marker.write_text(self.settings.neo4j_version, encoding="utf-8")
+        return True
+
+    def _write_conf(self) -> None:
+        for sub in ("conf", "data", "logs", "run", "plugins", "import"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        template = (resources.files("graph") / "conf" / "neo4j.conf.template").read_text("utf-8")
+        text = template.format(
+            home=self.home,
+            bolt_port=self.settings.neo4j_bolt_port,
+            http_port=self.settings.neo4j_http_port,
+            heap=self.settings.neo4j_heap,
+            pagecache=self.settings.neo4j_pagecache,
+        )
+        (self.home / "conf" / "neo4j.conf").write_text(text, encoding="utf-8")
+
+    def _set_initial_password(self) -> bool:
+        if (self.home / "data" / "dbms" / "auth.ini").exists():
+            return False
+        password = secrets.token_urlsafe(18)
+        self.password_file.touch(mode=0o600, exist_ok=True)
+        os.chmod(self.password_file, 0o600)
+        self.password_file.write_text(password + "\n", encoding="utf-8")
+        done = self._java(_ADMIN, "dbms", "set-initial-password", password)
+        if done.returncode != 0:
+            raise ServerError(f"setting the initial password failed:\n{done.stdout}{done.stderr}")
+        return True
+
+    def _java(self, main: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+        java = _java_binary()
+        env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.home / "conf"))
+        cmd = [java, "-cp", f"{self.home / 'lib'}/*", f"-Dbasedir={self.home}", main, *args]
+        return subprocess.run(
+            cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> tuple[ServerStatus, bool]:
+        """Start the server and wait until it answers; returns (status, started_now)."""
+        current = self.status()
+        if current.state == "running":
+            return current, False
+        if current.state == "crashed":
+            self.pid_file.unlink(missing_ok=True)
+        if _http_ok(self.http_url):
+            raise ServerError(
+                f"something else already answers on {self.http_url}; stop it or set "
+                "LINEAGE_NEO4J_HTTP_PORT and LINEAGE_NEO4J_BOLT_PORT to free ports"
+            )
+        self.provision()
+        done = self._java(_LAUNCHER, "start")
+        if done.returncode != 0:
+            raise ServerError(f"Neo4j did not start (exit {done.returncode}):\n"
+                              f"{done.stdout}{done.stderr}\n{self._log_tail()}")
+        self._wait_until_answering()
+        return self.status(), True
+
+    def stop(self) -> bool:
+        """Stop the server cleanly; False if it was not running."""
+        if self.status().state != "running":
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        done = self._java(_LAUNCHER, "stop")
+        if done.returncode != 0:
+            raise ServerError(f"Neo4j did not stop cleanly:\n{done.stdout}{done.stderr}")
+        return True
+
+    def status(self) -> ServerStatus:
+        """Running (process alive and answering), stopped, or crashed (stale pid file)."""
+        pid = _read_pid(self.pid_file)
+        if pid is None:
+            state, detail = "stopped", "no server process"
+        elif not _alive(pid):
+            state, detail = "crashed", f"pid {pid} in {self.pid_file} is gone; it did not stop cleanly"
+        elif _http_ok(self.http_url):
+            state, detail = "running", f"answering on {self.http_url}"
+        else:
+            state, detail = "starting", f"pid {pid} alive but not answering yet"
+        return ServerStatus(
+            state=state,
+            bolt_uri=self.bolt_uri,
+            browser_url=f"{self.http_url}/browser/",
+            user=_USER,
+            password_file=str(self.password_file),
+            home=str(self.home),
+            pid=pid if state in ("running", "starting") else None,
+            version=self.settings.neo4j_version,
+            detail=detail,
+        )
+
+    def _wait_until_answering(self) -> None:
+        deadline = time.monotonic() + self.settings.neo4j_start_timeout
+        while time.monotonic() < deadline:
+            if _http_ok(self.http_url) and _bolt_ok(self.bolt_uri, self.password()):
+                return
+            pid = _read_pid(self.pid_file)
+            if pid is not None and not _alive(pid):
+                raise ServerError(f"Neo4j exited while starting:\n{self._log_tail()}")
+            time.sleep(0.5)
+        raise ServerError(
+            f"Neo4j did not answer within {self.settings.neo4j_start_timeout:.0f}s:\n"
+            f"{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 30) -> str:
+        path = self.home / "logs" / "neo4j.log"
+        if not path.exists():
+            return f"(no log at {path})"
+        return "\n".join(path.read_text("utf-8", errors="replace").splitlines()[-lines:])
+
+
+def external_status(settings: Settings) -> ServerStatus:
+    """Status of a server the user points at with NEO4J_URI (we neither start nor stop it)."""
+    assert settings.neo4j_uri is not None
+    ok = _bolt_ok(settings.neo4j_uri, settings.neo4j_password or "", user=settings.neo4j_user)
+    return ServerStatus(
+        state="external" if ok else "unreachable",
+        bolt_uri=settings.neo4j_uri,
+        browser_url="(the server's own Browser)",
+        user=settings.neo4j_user,
+        password_file=None,
+        home=None,
+        pid=None,
+        version=None,
+        detail="configured by NEO4J_URI / LINEAGE_NEO4J_URI",
+    )
+
+
+def _java_binary() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise ConfigError("Java 17 is needed to run Neo4j 5.26: no `java` on PATH and no JAVA_HOME")
+    return java
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie counts as dead: it has exited but was not reaped yet.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return True
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (loopback only)
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _bolt_ok(uri: str, password: str, user: str = _USER) -> bool:
+    from neo4j import GraphDatabase
+    from neo4j.exceptions import Neo4jError, ServiceUnavailable
+
+    try:
+        with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=3) as driver:
+            driver.verify_connectivity()
+        return True
+    except (ServiceUnavailable, Neo4jError, OSError):
+        return False

@@ -1,0 +1,64 @@
+"""Settings for every part of lineage-graph, read from the environment.
+
+Variables are ``LINEAGE_``-prefixed (``LINEAGE_STATE_DIR``, ``LINEAGE_BATCH_SIZE`` …). The Neo4j
+connection also honours the plain ``NEO4J_URI``, ``NEO4J_USER`` and ``NEO4J_PASSWORD`` that other
+Neo4j tools use. When no URI is given, the tool uses the local server it provisions itself.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_state_dir() -> Path:
+    return Path(platformdirs.user_data_dir("lineage-graph", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Everything configurable; build it with :func:`get_settings`, never at import time."""
+
+    model_config = SettingsConfigDict(env_prefix="LINEAGE_", extra="forbid", frozen=True)
+
+    state_dir: Path = Field(default_factory=_default_state_dir)
+
+    neo4j_uri: str | None = Field(
+        default=None, validation_alias=AliasChoices("LINEAGE_NEO4J_URI", "NEO4J_URI")
+    )
+    neo4j_user: str = Field(
+        default="neo4j", validation_alias=AliasChoices("LINEAGE_NEO4J_USER", "NEO4J_USER")
+    )
+    neo4j_password: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LINEAGE_NEO4J_PASSWORD", "NEO4J_PASSWORD"),
+    )
+
+    neo4j_version: str = "5.26.30"
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_heap: str = "1g"
+    neo4j_pagecache: str = "512m"
+    neo4j_start_timeout: float = 120.0
+
+    query_timeout: float = 30.0
+    batch_size: int = Field(default=500, ge=1, le=100_000)
+    facet_max_bytes: int = Field(default=16_384, ge=256)
+
+    @property
+    def uses_local_server(self) -> bool:
+        """True when no external URI is configured and the provisioned server is used."""
+        return self.neo4j_uri is None
+
+    @property
+    def neo4j_home(self) -> Path:
+        return self.state_dir / "neo4j"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once from the environment."""
+    return Settings()
