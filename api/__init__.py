@@ -1,0 +1,1 @@
+"""HTTP API (FastAPI) and the `lineage` command line."""

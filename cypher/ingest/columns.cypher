@@ -1,0 +1,15 @@
+// Answers: upserts Column nodes from schema facets, each linked from its Dataset by HAS_COLUMN.
+// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen}
+// Returns: nothing
+// :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+UNWIND $rows AS row
+MERGE (d:Dataset {namespace: row.namespace, name: row.dataset})
+MERGE (x:Column {namespace: row.namespace, dataset: row.dataset, name: row.name})
+MERGE (d)-[:HAS_COLUMN]->(x)
+WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer
+SET x.type = CASE WHEN (newer AND row.type IS NOT NULL) OR x.type IS NULL THEN row.type ELSE x.type END,
+    x.description = CASE WHEN (newer AND row.description IS NOT NULL) OR x.description IS NULL
+                    THEN row.description ELSE x.description END,
+    x.inSchema = true,
+    x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
+    x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END

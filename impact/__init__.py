@@ -1,0 +1,1 @@
+"""Impact analysis: blast radius, root cause, GDPR reach and change checks."""

@@ -1,0 +1,1 @@
+"""OpenLineage ingest: read → validate → transform (pure) → load (batched UNWIND … MERGE)."""

@@ -1,0 +1,82 @@
+"""Facets that are not graph structure: lifted into properties, or kept as redacted, capped JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+_SECRET_KEY = re.compile(
+    r"pass(word|wd)?|secret|token|api[_-]?key|credential|private[_-]?key|authorization|"
+    r"access[_-]?key|session[_-]?key",
+    re.IGNORECASE,
+)
+_URI_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:)[^@/\s]+@")
+REDACTED = "***"
+
+# Facets that become graph structure or typed properties, never stored as raw JSON.
+STRUCTURAL = frozenset(
+    {"schema", "columnLineage", "symlinks", "parent", "lifecycleStateChange", "ownership",
+     "documentation", "sql", "jobType", "dataQualityAssertions", "dataQualityMetrics",
+     "outputStatistics", "errorMessage", "nominalTime", "version", "tags", "dataSource"}
+)  # fmt: skip
+
+
+def redact(value: Any) -> Any:
+    """Copy of ``value`` with secret-looking keys masked and passwords removed from URIs."""
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if _SECRET_KEY.search(str(k)) else redact(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return _URI_USERINFO.sub(rf"\g<1>{REDACTED}@", value)
+    return value
+
+
+def capped_json(value: Any, max_bytes: int) -> str:
+    """Redacted JSON of a facet, replaced by a small summary when longer than ``max_bytes``."""
+    text = json.dumps(redact(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    size = len(text.encode("utf-8"))
+    if size <= max_bytes:
+        return text
+    keys = sorted(value) if isinstance(value, dict) else []
+    return json.dumps({"_truncated": True, "_bytes": size, "_keys": keys[:50]})
+
+
+def facet_props(facets: dict[str, Any] | None, max_bytes: int) -> dict[str, Any]:
+    """Properties ``facet.<name>`` for every non-structural facet; a deleted one maps to None."""
+    props: dict[str, Any] = {}
+    for key, facet in (facets or {}).items():
+        if key in STRUCTURAL:
+            continue
+        props[f"facet.{key}"] = None if _deleted(facet) else capped_json(facet, max_bytes)
+    return props
+
+
+def _deleted(facet: Any) -> bool:
+    return isinstance(facet, dict) and facet.get("_deleted") is True
+
+
+def live(facets: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    """The facet ``key`` if present and not deleted."""
+    facet = (facets or {}).get(key)
+    return facet if isinstance(facet, dict) and not _deleted(facet) else None
+
+
+def deleted(facets: dict[str, Any] | None, key: str) -> bool:
+    """True when the event removes facet ``key`` with ``{"_deleted": true}``."""
+    return _deleted((facets or {}).get(key))
+
+
+def lift(facets: dict[str, Any] | None, key: str, props: dict[str, Any],
+         extract: Callable[[dict[str, Any]], dict[str, Any]], names: tuple[str, ...]) -> None:
+    """Set the properties ``extract`` derives from facet ``key`` when it is live; when the event
+    deletes the facet, set each of ``names`` to None so the properties are removed."""
+    facet = live(facets, key)
+    if facet is not None:
+        props.update(extract(facet))
+    elif deleted(facets, key):
+        props.update(dict.fromkeys(names))

@@ -1,0 +1,115 @@
+"""The ingest pipeline: read → validate → transform → combine → load, in batches, with a report.
+
+An invalid event is rejected alone with its reasons. If Neo4j refuses a batch because of one
+event's data, the batch is split until that event is isolated; its neighbours still load.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from graph.db import Graph
+from graph.errors import QueryError
+from ingest.batch import combine
+from ingest.load import load
+from ingest.read import RawItem
+from ingest.transform import Rows, transform
+from ingest.validate import ValidEvent, validate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """An event that was not loaded: where it was and why."""
+
+    where: str
+    reasons: tuple[str, ...]
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did: events read, loaded, duplicates (already there), rejections."""
+
+    read: int = 0
+    loaded: int = 0
+    duplicates: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+
+    def merge(self, other: IngestReport) -> None:
+        self.read += other.read
+        self.loaded += other.loaded
+        self.duplicates += other.duplicates
+        self.rejected.extend(other.rejected)
+
+
+@dataclass(frozen=True)
+class Located:
+    """A valid event and where it came from."""
+
+    where: str
+    event: ValidEvent
+
+
+def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[Located]:
+    """Valid events of ``items``; every invalid one is added to ``report.rejected``."""
+    for item in items:
+        report.read += 1
+        if item.error is not None:
+            report.rejected.append(Rejection(item.where, (item.error,)))
+            continue
+        result = validate(item.obj)
+        if isinstance(result, ValidEvent):
+            yield Located(item.where, result)
+        else:
+            report.rejected.append(Rejection(item.where, tuple(result)))
+
+
+class Ingester:
+    """Loads valid events into the graph in batches; remembers digests seen in this session."""
+
+    def __init__(self, graph: Graph, batch_size: int = 500, facet_max_bytes: int = 16_384) -> None:
+        self.graph = graph
+        self.batch_size = batch_size
+        self.facet_max_bytes = facet_max_bytes
+        self._seen: set[str] = set()
+
+    def ingest(self, items: Iterable[RawItem], report: IngestReport,
+               progress: Callable[[int], None] = lambda n: None) -> IngestReport:
+        """Validate and load ``items``; ``progress`` is called with the count of each batch."""
+        batch: list[Located] = []
+        for located in validate_items(items, report):
+            if located.event.digest in self._seen:
+                report.duplicates += 1
+                progress(1)
+                continue
+            self._seen.add(located.event.digest)
+            batch.append(located)
+            if len(batch) >= self.batch_size:
+                self._load(batch, report)
+                progress(len(batch))
+                batch = []
+        if batch:
+            self._load(batch, report)
+            progress(len(batch))
+        return report
+
+    def _load(self, batch: list[Located], report: IngestReport) -> None:
+        rows = Rows()
+        for located in batch:
+            rows.extend(transform(located.event, self.facet_max_bytes))
+        try:
+            duplicates = load(self.graph, combine(rows))
+        except QueryError as e:
+            if len(batch) == 1:
+                log.warning("event at %s could not be loaded: %s", batch[0].where, e)
+                report.rejected.append(Rejection(batch[0].where, (f"could not be loaded: {e}",)))
+                return
+            half = len(batch) // 2
+            self._load(batch[:half], report)
+            self._load(batch[half:], report)
+            return
+        report.duplicates += duplicates
+        report.loaded += len(batch) - duplicates

@@ -1,0 +1,37 @@
+"""OpenLineage ``eventTime`` values in every form producers send, normalised to UTC."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+_ISO = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
+    r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+
+
+def parse_time(value: object) -> datetime:
+    """Parse an ISO 8601 timestamp with 0–9 fractional digits and any offset; naive means UTC.
+
+    Raises ValueError with the offending value. Digits past microseconds are dropped.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"expected an ISO 8601 string, got {type(value).__name__}")
+    m = _ISO.match(value.strip())
+    if not m:
+        raise ValueError(f"not an ISO 8601 date-time: {value!r}")
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    micros = int((frac or "0")[:6].ljust(6, "0"))
+    tz = UTC if zone in (None, "Z", "z") else _offset(zone)
+    local = datetime(
+        int(year), int(month), int(day), int(hour), int(minute), int(second or 0), micros, tz
+    )
+    return local.astimezone(UTC)
+
+
+def _offset(zone: str) -> timezone:
+    sign = -1 if zone[0] == "-" else 1
+    digits = zone[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))

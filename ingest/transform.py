@@ -1,0 +1,260 @@
+"""Pure transform: one validated OpenLineage event in, plain rows for the loader out.
+
+No I/O here. Every row carries the event time (``time``, UTC) so the loader can keep first and
+last seen, and decide which of two events is newer whatever order they arrive in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+from ingest.facets import capped_json, facet_props, lift, live, redact
+from ingest.times import parse_time
+from ingest.validate import ValidEvent
+
+STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 3, "ABORT": 3}
+INDIRECT_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"})
+_STACK_MAX = 8192
+
+
+@dataclass
+class Rows:
+    """Rows for each write of the loader; lists of plain dicts ready for ``UNWIND``."""
+
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    parents: list[dict[str, Any]] = field(default_factory=list)
+    datasets: list[dict[str, Any]] = field(default_factory=list)
+    columns: list[dict[str, Any]] = field(default_factory=list)
+    reads: list[dict[str, Any]] = field(default_factory=list)
+    writes: list[dict[str, Any]] = field(default_factory=list)
+    job_reads: list[dict[str, Any]] = field(default_factory=list)
+    job_writes: list[dict[str, Any]] = field(default_factory=list)
+    column_edges: list[dict[str, Any]] = field(default_factory=list)
+    dataset_edges: list[dict[str, Any]] = field(default_factory=list)
+    symlinks: list[dict[str, Any]] = field(default_factory=list)
+    renames: list[dict[str, Any]] = field(default_factory=list)
+
+    def extend(self, other: Rows) -> None:
+        for f in fields(self):
+            getattr(self, f.name).extend(getattr(other, f.name))
+
+
+def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
+    """Rows for one event: nodes, edges and lifted properties."""
+    rows = Rows()
+    raw, t = event.raw, event.time
+    job_ref: tuple[str, str] | None = None
+    if event.kind in ("RunEvent", "JobEvent"):
+        job = raw["job"]
+        job_ref = (job["namespace"], job["name"])
+        rows.jobs.append(_job_row(job, t, facet_max_bytes,
+                                  event.digest if event.kind == "JobEvent" else None))
+    if event.kind == "RunEvent":
+        assert event.run_id is not None and job_ref is not None
+        rows.runs.append(_run_row(event, job_ref, facet_max_bytes))
+        _parent(raw["run"].get("facets"), event.run_id, t, rows)
+    if event.kind == "DatasetEvent":
+        ds = raw["dataset"]
+        _dataset(ds, t, facet_max_bytes, rows, digest=event.digest)
+        _column_lineage(ds, ("", ""), None, t, rows)
+    for side in ("inputs", "outputs"):
+        for ds in raw.get(side) or []:
+            version = _dataset(ds, t, facet_max_bytes, rows)
+            io = {"namespace": ds["namespace"], "name": ds["name"], "time": t}
+            if event.run_id is not None:
+                target = rows.reads if side == "inputs" else rows.writes
+                target.append({**io, "runId": event.run_id, "version": version,
+                               **_io_stats(ds, side)})
+            if job_ref is not None:
+                target = rows.job_reads if side == "inputs" else rows.job_writes
+                target.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
+            if side == "outputs":
+                _column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows)
+    return rows
+
+
+def _job_row(job: dict[str, Any], t: datetime, cap: int, digest: str | None) -> dict[str, Any]:
+    facets = job.get("facets")
+    props = facet_props(facets, cap)
+    lift(facets, "documentation", props, lambda f: {"description": f["description"]},
+         ("description",))
+    lift(facets, "sql", props, lambda f: {"sql": f["query"]}, ("sql",))
+    lift(facets, "jobType", props, lambda f: {
+        "jobType": f.get("jobType"), "processingType": f.get("processingType"),
+        "integration": f.get("integration")}, ("jobType", "processingType", "integration"))
+    lift(facets, "ownership", props, lambda f: {"owners": _owners(f)}, ("owners",))
+    lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
+    return {"namespace": job["namespace"], "name": job["name"], "time": t, "props": props,
+            "digests": [digest] if digest else []}
+
+
+def _run_row(event: ValidEvent, job_ref: tuple[str, str], cap: int) -> dict[str, Any]:
+    facets = event.raw["run"].get("facets")
+    props = facet_props(facets, cap)
+    lift(facets, "nominalTime", props, lambda f: {
+        "nominalStartTime": _maybe_time(f.get("nominalStartTime")),
+        "nominalEndTime": _maybe_time(f.get("nominalEndTime"))},
+        ("nominalStartTime", "nominalEndTime"))
+    lift(facets, "errorMessage", props, lambda f: {
+        "errorMessage": f["message"], "errorLanguage": f.get("programmingLanguage"),
+        "stackTrace": (f.get("stackTrace") or "")[:_STACK_MAX] or None},
+        ("errorMessage", "errorLanguage", "stackTrace"))
+    lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
+    state = event.event_type or "OTHER"
+    key = state.lower()
+    return {
+        "runId": event.run_id, "jobNamespace": job_ref[0], "jobName": job_ref[1],
+        "state": state, "rank": STATE_RANK[state], "time": event.time,
+        "stateTimes": {f"{key}Time": event.time},
+        "stateTimesRaw": {f"{key}TimeOriginal": event.time_raw},
+        "props": props, "digests": [event.digest],
+    }  # fmt: skip
+
+
+def _parent(facets: dict[str, Any] | None, run_id: str, t: datetime, rows: Rows) -> None:
+    parent = live(facets, "parent")
+    if parent is None:
+        return
+    root = parent.get("root") or {}
+    rows.parents.append({
+        "runId": run_id, "parentRunId": str(parent["run"]["runId"]).lower(),
+        "parentJobNamespace": parent["job"]["namespace"], "parentJobName": parent["job"]["name"],
+        "rootRunId": str((root.get("run") or {}).get("runId") or "").lower() or None,
+        "time": t,
+    })  # fmt: skip
+
+
+def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
+             digest: str | None = None) -> str | None:
+    """Append the dataset's node, columns, aliases and rename; return its version if given."""
+    facets = ds.get("facets")
+    props = facet_props(facets, cap)
+    props.update({f"input{k[0].upper()}{k[1:]}": v for k, v in facet_props(
+        ds.get("inputFacets"), cap).items() if v is not None})
+    props.update({f"output{k[0].upper()}{k[1:]}": v for k, v in facet_props(
+        ds.get("outputFacets"), cap).items() if v is not None})
+    lift(facets, "documentation", props, lambda f: {"description": f["description"]},
+         ("description",))
+    lift(facets, "ownership", props, lambda f: {"owners": _owners(f)}, ("owners",))
+    lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
+    lift(facets, "dataSource", props, lambda f: {
+        "dataSourceName": f.get("name"),
+        "dataSourceUri": redact(f.get("uri"))},
+        ("dataSourceName", "dataSourceUri"))
+    lift(facets, "lifecycleStateChange", props,
+         lambda f: {"lifecycleState": f["lifecycleStateChange"]}, ("lifecycleState",))
+    for holder in (facets, ds.get("inputFacets")):
+        lift(holder, "dataQualityAssertions", props, _assertions, ("assertions", "failedAssertions"))
+    for holder, key in ((ds.get("outputFacets"), "outputStatistics"),
+                        (ds.get("inputFacets"), "dataQualityMetrics")):
+        lift(holder, key, props, lambda f: {"rowCount": f.get("rowCount"),
+                                            "bytes": f.get("bytes", f.get("size"))},
+             ("rowCount", "bytes"))
+    version = (live(facets, "version") or {}).get("datasetVersion")
+    if version is not None:
+        props["version"] = str(version)
+    ns, name = ds["namespace"], ds["name"]
+    rows.datasets.append({"namespace": ns, "name": name, "time": t, "props": props,
+                          "digests": [digest] if digest else []})
+    schema = live(facets, "schema")
+    for col_name, col_type, description in _flatten((schema or {}).get("fields") or []):
+        rows.columns.append({"namespace": ns, "dataset": name, "name": col_name,
+                             "type": col_type, "description": description, "time": t})
+    for alias in (live(facets, "symlinks") or {}).get("identifiers") or []:
+        rows.symlinks.append({"namespace": ns, "name": name, "aliasNamespace": alias["namespace"],
+                              "aliasName": alias["name"], "type": alias.get("type") or "",
+                              "time": t})
+    change = live(facets, "lifecycleStateChange") or {}
+    previous = change.get("previousIdentifier")
+    if str(change.get("lifecycleStateChange", "")).upper() == "RENAME" and previous:
+        rows.renames.append({"namespace": ns, "name": name, "oldNamespace": previous["namespace"],
+                             "oldName": previous["name"], "time": t})
+    return None if version is None else str(version)
+
+
+def _column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | None,
+                    t: datetime, rows: Rows) -> None:
+    lineage = live(ds.get("facets"), "columnLineage")
+    if lineage is None:
+        return
+    out_ns, out_name = ds["namespace"], ds["name"]
+    base = {"outNamespace": out_ns, "outDataset": out_name, "jobNamespace": job_ref[0],
+            "jobName": job_ref[1], "runId": run_id, "time": t}
+    sources: dict[tuple[str, str], set[str]] = {}
+    for out_col, spec in (lineage.get("fields") or {}).items():
+        for field_ in spec.get("inputFields") or []:
+            src = (field_["namespace"], field_["name"])
+            for kind, subtype, masking, description in _transformations(field_, spec):
+                rows.column_edges.append({
+                    **base, "outColumn": out_col, "inNamespace": src[0], "inDataset": src[1],
+                    "inColumn": field_["field"], "type": kind, "subtype": subtype,
+                    "masking": masking, "description": description})
+                sources.setdefault(src, set()).add(subtype)
+    for field_ in lineage.get("dataset") or []:
+        src = (field_["namespace"], field_["name"])
+        for _, subtype, _, _ in _transformations(field_, {}):
+            sources.setdefault(src, set()).add(subtype)
+    for (ns, name), subtypes in sorted(sources.items()):
+        rows.dataset_edges.append({**base, "inNamespace": ns, "inName": name,
+                                   "subtypes": sorted(subtypes)})
+
+
+def _transformations(field_: dict[str, Any], spec: dict[str, Any]
+                     ) -> list[tuple[str, str, bool, str | None]]:
+    """(type, subtype, masking, description) of each way an input field feeds an output."""
+    found = []
+    for tr in field_.get("transformations") or []:
+        kind = str(tr.get("type") or "DIRECT").upper()
+        subtype = str(tr.get("subtype") or "UNKNOWN").upper()
+        found.append((kind, subtype, bool(tr.get("masking")), tr.get("description")))
+    if found:
+        return found
+    # Facets before 1-1-0 describe the whole output field with transformationType/Description.
+    legacy = str(spec.get("transformationType") or "UNKNOWN").upper()
+    kind = "INDIRECT" if legacy in INDIRECT_SUBTYPES else "DIRECT"
+    return [(kind, legacy, False, spec.get("transformationDescription"))]
+
+
+def _io_stats(ds: dict[str, Any], side: str) -> dict[str, Any]:
+    if side == "outputs":
+        stats = live(ds.get("outputFacets"), "outputStatistics") or {}
+        return {"rowCount": stats.get("rowCount"), "bytes": stats.get("size")}
+    metrics = live(ds.get("inputFacets"), "dataQualityMetrics") or {}
+    return {"rowCount": metrics.get("rowCount"), "bytes": metrics.get("bytes")}
+
+
+def _flatten(fields_: list[dict[str, Any]], prefix: str = ""
+             ) -> list[tuple[str, str | None, str | None]]:
+    flat = []
+    for f in fields_:
+        name = f"{prefix}{f['name']}"
+        flat.append((name, f.get("type"), f.get("description")))
+        flat.extend(_flatten(f.get("fields") or [], f"{name}."))
+    return flat
+
+
+def _owners(facet: dict[str, Any]) -> list[str]:
+    return [f"{o['type']}:{o['name']}" if o.get("type") else o["name"]
+            for o in facet.get("owners") or []]
+
+
+def _tags(facet: dict[str, Any]) -> list[str]:
+    return [f"{t.get('key')}:{t.get('value')}" for t in facet.get("tags") or []
+            if isinstance(t, dict)]
+
+
+def _assertions(facet: dict[str, Any]) -> dict[str, Any]:
+    items = facet.get("assertions") or []
+    failed = [f"{a['assertion']}" + (f"({a['column']})" if a.get("column") else "")
+              for a in items if not a.get("success")]
+    return {"assertions": capped_json(items, 4096), "failedAssertions": failed}
+
+
+def _maybe_time(value: Any) -> datetime | None:
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
