@@ -1,0 +1,84 @@
+"""Shared fixtures. Integration tests run against a real Neo4j server:
+
+* by default the server lineage-graph provisions itself, in a test state directory
+  (``LINEAGE_TEST_STATE_DIR``, default ``<user cache>/lineage-graph-test``) on ports 17687/17474,
+  started once per test session if it is not already running (and stopped again if we started it);
+* ``NEO4J_URI`` (+ ``NEO4J_USER``/``NEO4J_PASSWORD``) points at a server of your own instead:
+  a scratch one, since every integration test wipes the database;
+* ``LINEAGE_TEST_TESTCONTAINERS=1`` uses testcontainers' Neo4j image where a Docker engine runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import platformdirs
+import pytest
+
+from graph.db import Graph, connect
+from graph.local_server import LocalServer
+from graph.schema import apply_schema
+from graph.settings import Settings
+
+CORPUS = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[1].parent / "shared" / "corpus"))
+
+
+def test_settings() -> Settings:
+    """Settings of the test server (never the user's own state directory)."""
+    state = os.environ.get("LINEAGE_TEST_STATE_DIR") or platformdirs.user_cache_dir(
+        "lineage-graph-test", appauthor=False)
+    return Settings(state_dir=Path(state), neo4j_bolt_port=17687, neo4j_http_port=17474,
+                    neo4j_heap="768m", neo4j_pagecache="256m")
+
+
+@pytest.fixture(scope="session")
+def local_server() -> Iterator[LocalServer]:
+    """The provisioned test server, started for this session if needed."""
+    server = LocalServer(test_settings())
+    _, started = server.start()
+    yield server
+    if started and not os.environ.get("LINEAGE_TEST_KEEP_SERVER"):
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def session_graph(request: pytest.FixtureRequest) -> Iterator[Graph]:
+    if os.environ.get("LINEAGE_TEST_TESTCONTAINERS") == "1":
+        from testcontainers.neo4j import Neo4jContainer
+
+        with Neo4jContainer("neo4j:5.26") as container:
+            driver = container.get_driver()
+            graph = Graph(driver)
+            apply_schema(graph)
+            yield graph
+            return
+    if os.environ.get("NEO4J_URI"):
+        settings = Settings()
+    else:
+        request.getfixturevalue("local_server")
+        settings = test_settings()
+    graph = Graph(connect(settings))
+    apply_schema(graph)
+    yield graph
+    graph.close()
+
+
+@pytest.fixture
+def graph(session_graph: Graph) -> Graph:
+    """An empty lineage graph (schema applied) on the real server."""
+    wipe(session_graph)
+    return session_graph
+
+
+def wipe(graph: Graph) -> None:
+    with graph.driver.session() as session:
+        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared OpenLineage corpus is not at {CORPUS} (set LINEAGE_CORPUS)")
+    return CORPUS

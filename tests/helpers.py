@@ -1,0 +1,89 @@
+"""Helpers for tests: build events, ingest them through the real pipeline, read graph state."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from graph.db import Graph
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import RawItem, read_payload
+
+PRODUCER = "https://example.test/lineage-graph-tests"
+
+
+def run_event(event_type: str | None, run_id: str, job: str = "job", *, ns: str = "ns",
+              time: str = "2024-05-01T02:00:00Z", inputs: list[dict[str, Any]] | None = None,
+              outputs: list[dict[str, Any]] | None = None,
+              run_facets: dict[str, Any] | None = None,
+              job_facets: dict[str, Any] | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "eventTime": time, "producer": PRODUCER,
+        "run": {"runId": run_id, "facets": run_facets or {}},
+        "job": {"namespace": ns, "name": job, "facets": job_facets or {}},
+        "inputs": inputs or [], "outputs": outputs or [],
+    }
+    if event_type is not None:
+        event["eventType"] = event_type
+    return event
+
+
+def dataset(name: str, ns: str = "ns", columns: list[str] | None = None,
+            lineage: dict[str, list[tuple[str, str, str, str]]] | None = None,
+            **facets: Any) -> dict[str, Any]:
+    """A dataset; ``lineage`` maps an output column to (input dataset, field, type, subtype)."""
+    all_facets = dict(facets)
+    if columns is not None:
+        all_facets["schema"] = {"fields": [{"name": c, "type": "STRING"} for c in columns]}
+    if lineage is not None:
+        all_facets["columnLineage"] = {"fields": {
+            out: {"inputFields": [
+                {"namespace": ns, "name": src, "field": field,
+                 "transformations": [{"type": kind, "subtype": subtype,
+                                      "masking": subtype == "MASKED"}]}
+                for src, field, kind, subtype in sources]}
+            for out, sources in lineage.items()}}
+    return {"namespace": ns, "name": name, "facets": all_facets}
+
+
+def new_run_id() -> str:
+    return str(uuid.uuid4())
+
+
+def ingest_events(graph: Graph, events: list[Any], batch_size: int = 500) -> IngestReport:
+    items = [RawItem(f"test[{i}]", obj=e) for i, e in enumerate(events)]
+    return Ingester(graph, batch_size=batch_size).ingest(items, IngestReport())
+
+
+def ingest_text(graph: Graph, text: str, source: str = "test") -> IngestReport:
+    return Ingester(graph).ingest(read_payload(text, source), IngestReport())
+
+
+def ndjson(events: list[Any]) -> str:
+    return "\n".join(json.dumps(e) for e in events)
+
+
+def rows(graph: Graph, cypher: str, **params: Any) -> list[dict[str, Any]]:
+    with graph.driver.session() as session:
+        return session.run(cypher, params).data()
+
+
+def nodes(graph: Graph) -> set[tuple[Any, ...]]:
+    """Every node as (label, natural key...)."""
+    return {tuple(r["k"]) for r in rows(graph, """
+        MATCH (n) RETURN CASE
+          WHEN n:Run THEN ['Run', n.runId]
+          WHEN n:Column THEN ['Column', n.namespace, n.dataset, n.name]
+          ELSE [labels(n)[0], n.namespace, n.name] END AS k""")}
+
+
+def edges(graph: Graph) -> set[tuple[Any, ...]]:
+    """Every relationship as (type, start key, end key, job, type, subtype, coarse)."""
+    found = rows(graph, """
+        MATCH (a)-[e]->(b)
+        WITH e, [coalesce(a.runId, a.namespace), coalesce(a.dataset, ''), coalesce(a.name, '')] AS s,
+             [coalesce(b.runId, b.namespace), coalesce(b.dataset, ''), coalesce(b.name, '')] AS t
+        RETURN [type(e)] + s + t + [coalesce(e.jobName, ''), coalesce(e.type, ''),
+               coalesce(e.subtype, ''), coalesce(toString(e.coarse), '')] AS k""")
+    return {tuple(r["k"]) for r in found}

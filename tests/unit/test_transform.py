@@ -1,0 +1,66 @@
+import uuid
+
+from ingest.batch import combine
+from ingest.transform import Rows, transform
+from ingest.validate import ValidEvent, validate
+from tests.helpers import dataset, run_event
+
+
+def _rows(*events: dict) -> Rows:
+    rows = Rows()
+    for event in events:
+        valid = validate(event)
+        assert isinstance(valid, ValidEvent), valid
+        rows.extend(transform(valid))
+    return rows
+
+
+def test_column_lineage_keeps_type_subtype_and_masking() -> None:
+    out = dataset("clean", lineage={"email_hash": [("raw", "email", "DIRECT", "MASKED")],
+                                    "id": [("raw", "id", "DIRECT", "IDENTITY")]})
+    rows = _rows(run_event("COMPLETE", str(uuid.uuid4()), "clean_job", outputs=[out]))
+    got = {(e["outColumn"], e["inDataset"], e["inColumn"], e["type"], e["subtype"], e["masking"])
+           for e in rows.column_edges}
+    assert got == {("email_hash", "raw", "email", "DIRECT", "MASKED", True),
+                   ("id", "raw", "id", "DIRECT", "IDENTITY", False)}
+    assert [(e["outDataset"], e["inName"], e["subtypes"]) for e in rows.dataset_edges] == [
+        ("clean", "raw", ["IDENTITY", "MASKED"])]
+
+
+def test_legacy_transformation_type_becomes_the_subtype() -> None:
+    out = {"namespace": "ns", "name": "o", "facets": {"columnLineage": {"fields": {"c": {
+        "inputFields": [{"namespace": "ns", "name": "i", "field": "c"}],
+        "transformationType": "IDENTITY", "transformationDescription": "copied"}}}}}
+    [edge] = _rows(run_event("COMPLETE", str(uuid.uuid4()), outputs=[out])).column_edges
+    assert (edge["type"], edge["subtype"], edge["description"]) == ("DIRECT", "IDENTITY", "copied")
+
+
+def test_nested_schema_fields_become_dotted_columns() -> None:
+    ds = {"namespace": "ns", "name": "t", "facets": {"schema": {"fields": [
+        {"name": "address", "type": "STRUCT", "fields": [{"name": "zip", "type": "STRING"}]}]}}}
+    rows = _rows(run_event("START", str(uuid.uuid4()), inputs=[ds]))
+    assert [c["name"] for c in rows.columns] == ["address", "address.zip"]
+
+
+def test_terminal_state_wins_within_a_batch_whatever_the_order() -> None:
+    run_id = str(uuid.uuid4())
+    rows = _rows(run_event("COMPLETE", run_id, time="2024-05-01T02:00:00Z"),
+                 run_event("START", run_id, time="2024-05-01T03:00:00Z"))
+    [run] = combine(rows).runs
+    assert run["state"] == "COMPLETE"
+    assert set(run["stateTimes"]) == {"completeTime", "startTime"}
+
+
+def test_error_message_and_parent_are_lifted() -> None:
+    parent_id = str(uuid.uuid4())
+    facets = {"errorMessage": {"message": "boom", "programmingLanguage": "python"},
+              "parent": {"run": {"runId": parent_id}, "job": {"namespace": "air", "name": "dag"}}}
+    rows = _rows(run_event("FAIL", str(uuid.uuid4()), run_facets=facets))
+    assert rows.runs[0]["props"]["errorMessage"] == "boom"
+    assert (rows.parents[0]["parentRunId"], rows.parents[0]["parentJobName"]) == (parent_id, "dag")
+
+
+def test_secrets_in_custom_facets_never_reach_the_rows() -> None:
+    facets = {"debezium": {"config": {"database.password": "hunter2"}}}
+    rows = _rows(run_event("RUNNING", str(uuid.uuid4()), run_facets=facets))
+    assert "hunter2" not in rows.runs[0]["props"]["facet.debezium"]

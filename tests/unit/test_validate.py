@@ -1,0 +1,60 @@
+import uuid
+
+from ingest.validate import ValidEvent, event_digest, validate
+from tests.helpers import dataset, run_event
+
+
+def test_run_event_with_uuid_v7_is_valid() -> None:
+    v7 = "0190b4e4-7c1a-7cc2-8a7b-1234567890ab"
+    result = validate(run_event("START", v7))
+    assert isinstance(result, ValidEvent) and result.kind == "RunEvent" and result.run_id == v7
+
+
+def test_kind_is_decided_by_shape_not_schema_url() -> None:
+    job_event = {"eventTime": "2024-01-01T00:00:00Z", "eventType": "COMPLETE",
+                 "schemaURL": "http://test.schema.url", "job": {"namespace": "n", "name": "j"}}
+    ds_event = {"eventTime": "2024-01-01T00:00:00Z", "dataset": {"namespace": "n", "name": "d"}}
+    assert validate(job_event).kind == "JobEvent"  # type: ignore[union-attr]
+    assert validate(ds_event).kind == "DatasetEvent"  # type: ignore[union-attr]
+
+
+def test_run_event_without_event_type_counts_as_other() -> None:
+    result = validate(run_event(None, str(uuid.uuid4())))
+    assert isinstance(result, ValidEvent) and result.event_type == "OTHER"
+
+
+def test_missing_run_id_is_rejected_with_reason() -> None:
+    event = run_event("START", "x")
+    del event["run"]["runId"]
+    assert validate(event) == ["run.runId: missing (a run event needs the UUID of its run)"]
+
+
+def test_every_reason_is_reported_with_its_path() -> None:
+    event = run_event("FINISHED", "not-a-uuid", outputs=[dataset("o", outputStatistics={})])
+    event["eventTime"] = "soon"
+    event["outputs"][0]["outputFacets"] = {"outputStatistics": {"rowCount": "many"}}
+    reasons = validate(event)
+    assert isinstance(reasons, list)
+    assert any(r.startswith("eventTime:") for r in reasons)
+    assert any(r.startswith("run.runId: not a UUID") for r in reasons)
+    assert any(r.startswith("eventType: 'FINISHED'") for r in reasons)
+    assert any(r.startswith("outputs[0].outputFacets.outputStatistics.rowCount") for r in reasons)
+
+
+def test_unknown_facets_and_keys_are_allowed() -> None:
+    event = run_event("COMPLETE", str(uuid.uuid4()), run_facets={"spark.logicalPlan": {"x": [1]}})
+    event["somethingNew"] = True
+    assert isinstance(validate(event), ValidEvent)
+
+
+def test_deleted_facet_is_not_validated_as_a_facet() -> None:
+    event = run_event("COMPLETE", str(uuid.uuid4()), job_facets={"sql": {"_deleted": True}})
+    assert isinstance(validate(event), ValidEvent)
+
+
+def test_digest_ignores_key_order() -> None:
+    assert event_digest({"a": 1, "b": 2}) == event_digest({"b": 2, "a": 1})
+
+
+def test_non_object_is_rejected() -> None:
+    assert validate([1, 2]) == ["an event must be a JSON object, got list"]
