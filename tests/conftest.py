@@ -25,7 +25,7 @@ from graph.settings import Settings
 CORPUS = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[1].parent / "shared" / "corpus"))
 
 
-def test_settings() -> Settings:
+def server_settings() -> Settings:
     """Settings of the test server (never the user's own state directory)."""
     state = os.environ.get("LINEAGE_TEST_STATE_DIR") or platformdirs.user_cache_dir(
         "lineage-graph-test", appauthor=False)
@@ -36,7 +36,7 @@ def test_settings() -> Settings:
 @pytest.fixture(scope="session")
 def local_server() -> Iterator[LocalServer]:
     """The provisioned test server, started for this session if needed."""
-    server = LocalServer(test_settings())
+    server = LocalServer(server_settings())
     _, started = server.start()
     yield server
     if started and not os.environ.get("LINEAGE_TEST_KEEP_SERVER"):
@@ -58,7 +58,7 @@ def session_graph(request: pytest.FixtureRequest) -> Iterator[Graph]:
         settings = Settings()
     else:
         request.getfixturevalue("local_server")
-        settings = test_settings()
+        settings = server_settings()
     graph = Graph(connect(settings))
     apply_schema(graph)
     yield graph
