@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from graph.db import Graph
-from tests.helpers import (dataset, edges, ingest_events, ingest_text, ndjson, new_run_id, nodes,
-                           rows, run_event)
+from tests.helpers import (
+    dataset,
+    edges,
+    ingest_events,
+    ingest_text,
+    ndjson,
+    new_run_id,
+    nodes,
+    rows,
+    run_event,
+)
 
 pytestmark = pytest.mark.integration
 
