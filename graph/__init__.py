@@ -1,1 +1,1 @@
-"""The Neo4j side of lineage-graph: settings, the local server, the query library, schema, writes and reads."""
+"""The Neo4j side of lineage-graph: settings, local server, query library, schema, reads, writes."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any, LiteralString, cast
+from typing import Any, cast
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction, Query, unit_of_work
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
@@ -45,7 +45,7 @@ class Graph:
         return {"app": "lineage-graph", "query": ",".join(dict.fromkeys(names))}
 
     def _query(self, named: NamedQuery, statement: str) -> Query:
-        return Query(cast(LiteralString, statement), metadata=self._tag(named.name),
+        return Query(statement, metadata=self._tag(named.name),
                      timeout=self.timeout)
 
     def write(self, steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
@@ -56,10 +56,12 @@ class Graph:
             results = []
             for name, params in steps:
                 for statement in query(name).statements:
-                    results.append(tx.run(cast(LiteralString, statement), params).data())
+                    results.append(tx.run(statement, params).data())
             return results
 
-        return self._session_call("write", work, [name for name, _ in steps])
+        results: list[list[dict[str, Any]]] = self._session_call(
+            "write", work, [name for name, _ in steps])
+        return results
 
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Run one named query in a read transaction and return its rows."""
@@ -67,9 +69,10 @@ class Graph:
 
         @unit_of_work(metadata=self._tag(name), timeout=self.timeout)
         def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
-            return tx.run(cast(LiteralString, named.text), params).data()
+            return tx.run(named.text, params).data()
 
-        return self._session_call("read", work, [name])
+        found: list[dict[str, Any]] = self._session_call("read", work, [name])
+        return found
 
     def run_statements(self, name: str) -> None:
         """Run each statement of a multi-statement file in its own auto-commit transaction.
@@ -91,7 +94,8 @@ class Graph:
             with self.driver.session() as session:
                 if mode == "write":
                     return session.execute_write(work)
-                return session.execute_read(work)
+                result: Any = session.execute_read(work)
+                return result
         except AuthError as e:
             raise DatabaseUnavailable(f"Neo4j refused the credentials: {e.message}") from e
         except (ServiceUnavailable, SessionExpired, OSError) as e:
