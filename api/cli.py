@@ -165,6 +165,76 @@ class _open_graph:
         self.graph.close()
 
 
+impact_app = typer.Typer(help="Blast radius: what derives from a dataset or a column.",
+                         no_args_is_help=True)
+app.add_typer(impact_app, name="impact")
+
+_DEPTH = typer.Option(help="Maximum DERIVED_FROM hops (default 20, at most 50).")
+_AS_OF = typer.Option("--as-of", help="Only lineage first seen at or before this ISO time.")
+_JSON = typer.Option("--json", help="Machine-readable output.")
+
+
+@impact_app.command("dataset")
+def impact_dataset(
+    namespace: Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")],
+    name: Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Every dataset derived from a dataset, and every job that reads them."""
+    from impact.blast_radius import dataset_blast_radius
+
+    _show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t), as_of, as_json)
+
+
+@impact_app.command("column")
+def impact_column(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    dataset: Annotated[str, typer.Argument(help="Name of the column's dataset")],
+    column: Annotated[str, typer.Argument(help="Column name")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Every column derived from a column, with the transformation of each step."""
+    from impact.blast_radius import column_blast_radius
+
+    _show_impact(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t),
+                 as_of, as_json)
+
+
+def _show_impact(ask, as_of: str | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+    import json
+
+    from ingest.times import parse_time
+
+    try:
+        when = parse_time(as_of) if as_of else None
+    except ValueError as e:
+        raise _fail(f"--as-of: {e}", code=2) from e
+    settings = get_settings()
+    try:
+        with _open_graph(settings) as graph:
+            answer = ask(graph, when)
+    except LineageError as e:
+        raise _fail(str(e)) from e
+    if as_json:
+        print(json.dumps(dataclasses.asdict(answer), default=str, indent=2))
+        return
+    table = Table(title=f"downstream of {answer.source} (depth {answer.depth})")
+    for col in ("kind", "name", "distance", "why", "last seen", "owners"):
+        table.add_column(col)
+    for i in answer.impacted:
+        table.add_row(i.kind, i.name, str(i.distance), i.why,
+                      f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
+                      ", ".join(i.owners))
+    out.print(table)
+    out.print("by kind: " + ", ".join(f"{k} {v}" for k, v in answer.summary["kind"].items())
+              if answer.impacted else "nothing derives from it")
+
+
 def main() -> None:
     """Entry point of the ``lineage`` console script."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

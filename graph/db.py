@@ -63,15 +63,15 @@ class Graph:
             "write", work, [name for name, _ in steps])
         return results
 
-    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+    def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named query in a read transaction and return its rows."""
-        named = query(name)
+        named = query(query_name)
 
-        @unit_of_work(metadata=self._tag(name), timeout=self.timeout)
+        @unit_of_work(metadata=self._tag(query_name), timeout=self.timeout)
         def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
             return tx.run(named.text, params).data()
 
-        found: list[dict[str, Any]] = self._session_call("read", work, [name])
+        found: list[dict[str, Any]] = self._session_call("read", work, [query_name])
         return found
 
     def run_statements(self, name: str) -> None:

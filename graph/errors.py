@@ -8,7 +8,8 @@
     ├── DatabaseUnavailable      Neo4j does not answer (wraps the driver's error)
     ├── QueryError               a named query failed (carries the query name)
     ├── QueryLibraryError        a .cypher file is malformed (carries file and line)
-    └── EventError               an OpenLineage event is rejected (carries where and why)
+    ├── EventError               an OpenLineage event is rejected (carries where and why)
+    └── NotFound                 a dataset, column, job or run asked about does not exist
 """
 
 from __future__ import annotations
@@ -54,3 +55,12 @@ class EventError(LineageError):
         super().__init__(f"{where}: {'; '.join(reasons)}")
         self.where = where
         self.reasons = reasons
+
+
+class NotFound(LineageError):
+    """A dataset, column, job or run that was asked about is not in the graph."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        super().__init__(f"no {kind} {key} in the graph")
+        self.kind = kind
+        self.key = key

@@ -1,0 +1,20 @@
+// Answers: blast radius of a dataset: every dataset that derives from it, up to $depth
+// DERIVED_FROM hops, each once at its shortest distance, with the path and why it is there.
+// Param $namespace: namespace of the source dataset
+// Param $name: name of the source dataset
+// Param $depth: maximum number of hops (1 to 50)
+// Param $asOf: only edges first seen at or before this time; null for now
+// Returns: namespace, name, distance, path (source first), job, coarse, subtypes, lastSeen, owners
+// :param namespace => 'postgres://warehouse:5432'
+// :param name => 'raw.users'
+// :param depth => 20
+// :param asOf => null
+MATCH (src:Dataset {namespace: $namespace, name: $name})
+MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n:Dataset)
+WHERE n <> src AND length(p) <= $depth
+WITH n, p, last(relationships(p)) AS via
+RETURN n.namespace AS namespace, n.name AS name, length(p) AS distance,
+       [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
+       via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
+       via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners
+ORDER BY distance, namespace, name
