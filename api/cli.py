@@ -117,11 +117,12 @@ def ingest_cmd(
     try:
         with _open_graph(settings) as graph:
             ingester = _ingester(graph, settings, batch_size)
-            items = [item for f in files for item in read_file(f)]
-            with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(),
+            with Progress(TextColumn("ingesting files"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=err, transient=True) as bar:
-                task = bar.add_task("events", total=len(items))
-                ingester.ingest(items, report, progress=lambda n: bar.advance(task, n))
+                task = bar.add_task("files", total=len(files))
+                for f in files:  # one file in memory at a time
+                    ingester.ingest(read_file(f), report)
+                    bar.advance(task)
     except LineageError as e:
         raise _fail(str(e)) from e
     out.print(f"{len(files)} files, {report.read} events: [green]{report.loaded} loaded[/], "
