@@ -6,7 +6,14 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction, Query, unit_of_work
+from neo4j import (
+    Driver,
+    GraphDatabase,
+    ManagedTransaction,
+    NotificationMinimumSeverity,
+    Query,
+    unit_of_work,
+)
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from graph.errors import DatabaseUnavailable, QueryError
@@ -27,7 +34,9 @@ def connect(settings: Settings) -> Driver:
         uri, password = server.bolt_uri, server.password()
     else:
         uri, password = cast(str, settings.neo4j_uri), settings.neo4j_password or ""
-    return GraphDatabase.driver(uri, auth=(settings.neo4j_user, password))
+    # Notifications (e.g. "property key does not exist" on an empty graph) are not errors here.
+    return GraphDatabase.driver(uri, auth=(settings.neo4j_user, password),
+                                notifications_min_severity=NotificationMinimumSeverity.OFF)
 
 
 class Graph:

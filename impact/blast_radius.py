@@ -14,6 +14,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import NotFound
+from impact.analysis import criticality, flow_graph
 
 MAX_DEPTH = 50
 DEFAULT_DEPTH = 20
@@ -32,6 +33,7 @@ class Impacted:
     why: str
     last_seen: datetime | None
     owners: tuple[str, ...] = ()
+    beyond: int | None = None  # criticality: how many impacted datasets lie downstream of it
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class BlastRadius:
     depth: int
     impacted: tuple[Impacted, ...]
     summary: dict[str, dict[str, int]] = field(default_factory=dict)
+    direction: str = "downstream"
 
 
 def clamp_depth(depth: int | None) -> int:
@@ -55,8 +58,11 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
         raise NotFound("dataset", f"{namespace}:{name}")
     depth = clamp_depth(depth)
-    found = [_dataset(r) for r in graph.read("impact/downstream_datasets", namespace=namespace,
-                                             name=name, depth=depth, asOf=as_of)]
+    rows = graph.read("impact/downstream_datasets", namespace=namespace, name=name, depth=depth,
+                      asOf=as_of)
+    flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
+    beyond = criticality(flow, flow.nodes)
+    found = [_dataset(r, beyond) for r in rows]
     reached = [{"namespace": namespace, "name": name}] + [
         {"namespace": i.namespace, "name": i.name} for i in found]
     distance = {f"{i.namespace}:{i.name}": i for i in found}
@@ -88,12 +94,14 @@ def summarise(impacted: tuple[Impacted, ...]) -> dict[str, dict[str, int]]:
             "owner": dict(owners)}
 
 
-def _dataset(r: dict[str, Any]) -> Impacted:
+def _dataset(r: dict[str, Any], beyond: dict[str, int] | None = None) -> Impacted:
     how = "coarse: the job's inputs x outputs" if r["coarse"] else \
         "column lineage: " + ", ".join(r["subtypes"] or [])
+    key = f"{r['namespace']}:{r['name']}"
     return Impacted("dataset", r["namespace"], r["name"], r["distance"], tuple(r["path"]),
                     r["job"], f"DERIVED_FROM via job {r['job']} ({how})",
-                    _native(r["lastSeen"]), tuple(r["owners"]))
+                    _native(r["lastSeen"]), tuple(r["owners"]),
+                    beyond.get(key) if beyond is not None else None)
 
 
 def _column(r: dict[str, Any]) -> Impacted:

@@ -1,0 +1,44 @@
+// Answers: GDPR "where is this column": every column the data of a column reaches, labelled by
+// the most exposing way it gets there. Each edge has a level: 4 raw (DIRECT IDENTITY, no
+// masking), 3 transformed (other DIRECT, no masking), 2 masked (a masking step, e.g. a hash),
+// 1 aggregated (DIRECT AGGREGATION), 0 influence (INDIRECT: filter, join, group by ...).
+// A path is as exposing as its weakest step; a column's label is its most exposing path,
+// found as the highest level L whose walk over edges of level >= L reaches it.
+// Param $namespace: namespace of the column's dataset
+// Param $dataset: name of the column's dataset
+// Param $column: name of the column, e.g. email
+// Param $depth: maximum number of hops (1 to 50)
+// Param $asOf: only edges first seen at or before this time; null for now
+// Returns: namespace, dataset, column, level, label, distance, steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen), lastFlowed
+// :param namespace => 'postgres://warehouse:5432'
+// :param dataset => 'raw.users'
+// :param column => 'email'
+// :param depth => 20
+// :param asOf => null
+MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
+UNWIND [4, 3, 2, 1, 0] AS level
+CALL (src, level) {
+  MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND
+      CASE WHEN e.type = 'INDIRECT' THEN 0
+           WHEN e.subtype = 'AGGREGATION' THEN 1
+           WHEN e.masking OR toLower(coalesce(e.description, '')) CONTAINS 'hash' THEN 2
+           WHEN e.subtype = 'IDENTITY' THEN 4
+           ELSE 3 END >= level]-()){1,50}(n:Column)
+  WHERE n <> src AND length(p) <= $depth
+  RETURN n, p
+}
+WITH n, level, p ORDER BY level DESC, length(p)
+WITH n, collect({level: level, p: p})[0] AS best
+WITH n, best.level AS level, best.p AS p
+RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
+       ['influence', 'aggregated', 'masked', 'transformed', 'raw'][level] AS label,
+       length(p) AS distance,
+       [e IN relationships(p) | {
+          from: endNode(e).namespace + ':' + endNode(e).dataset + '.' + endNode(e).name,
+          to: startNode(e).namespace + ':' + startNode(e).dataset + '.' + startNode(e).name,
+          jobNamespace: e.jobNamespace, job: e.jobName, run: e.runId, type: e.type,
+          subtype: e.subtype, masking: e.masking, description: e.description,
+          lastSeen: e.lastSeen}] AS steps,
+       reduce(m = null, e IN relationships(p) |
+              CASE WHEN m IS NULL OR e.lastSeen < m THEN e.lastSeen ELSE m END) AS lastFlowed
+ORDER BY level DESC, distance, namespace, dataset, column

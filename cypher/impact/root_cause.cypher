@@ -1,0 +1,54 @@
+// Answers: root-cause evidence upstream of broken datasets: each dataset they derive from (and
+// themselves, at distance 0), once at its shortest distance, with what may have gone wrong there:
+// the latest run of each job that writes it (failed or aborted, with the error message), its
+// successful writes (to judge staleness against its cadence), failed data-quality assertions,
+// and schema changes (columns added after the dataset first had a schema, or gone from it).
+// Param $datasets: list of {namespace, name} to start from (the broken ones)
+// Param $depth: maximum number of DERIVED_FROM hops upstream (1 to 50)
+// Param $asOf: only lineage and runs seen at or before this time; null for now
+// Returns: namespace, name, distance, path, producers, latestRuns, successes, failedAssertions, added, dropped, sources
+// :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'dashboards.revenue'}]
+// :param depth => 20
+// :param asOf => null
+UNWIND $datasets AS key
+MATCH (dst:Dataset {namespace: key.namespace, name: key.name})
+CALL (dst) {
+  RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path
+  UNION
+  MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n:Dataset)
+  WHERE n <> dst AND length(p) <= $depth
+  RETURN n, length(p) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path
+}
+WITH n, distance, path ORDER BY distance
+WITH n, collect(path)[0] AS path, min(distance) AS distance
+CALL (n) {
+  OPTIONAL MATCH (j:Job)-[:WRITES]->(n)
+  OPTIONAL CALL (j) {
+    MATCH (r:Run)-[:OF]->(j)
+    WHERE r.state IS NOT NULL AND ($asOf IS NULL OR r.stateTime <= $asOf)
+    RETURN r ORDER BY r.stateTime DESC LIMIT 1
+  }
+  WITH j, r WHERE j IS NOT NULL
+  RETURN collect({job: j.namespace + ':' + j.name, runId: r.runId, state: r.state,
+                  time: r.stateTime, errorMessage: r.errorMessage,
+                  errorLanguage: r.errorLanguage}) AS latestRuns, count(j) AS producers
+}
+CALL (n) {
+  OPTIONAL MATCH (:Job)<-[:OF]-(r:Run {state: 'COMPLETE'})
+  WHERE EXISTS { (r)-[:OF]->(:Job)-[:WRITES]->(n) } AND ($asOf IS NULL OR r.completeTime <= $asOf)
+  WITH DISTINCT r ORDER BY r.completeTime DESC LIMIT 30
+  RETURN collect(r.completeTime) AS successes
+}
+CALL (n) {
+  OPTIONAL MATCH (n)-[:HAS_COLUMN]->(c:Column {inSchema: true})
+  WITH collect(c) AS cols
+  WITH cols, reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.firstSeen < m THEN c.firstSeen ELSE m END) AS first,
+       reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.lastSeen > m THEN c.lastSeen ELSE m END) AS last
+  RETURN [c IN cols WHERE c.firstSeen > first AND ($asOf IS NULL OR c.firstSeen <= $asOf) |
+            {column: c.name, time: c.firstSeen}] AS added,
+         [c IN cols WHERE c.lastSeen < last | {column: c.name, lastSeen: c.lastSeen, time: last}] AS dropped
+}
+RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes,
+       [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,
+       coalesce(n.failedAssertions, []) AS failedAssertions, added, dropped
+ORDER BY distance, namespace, name

@@ -1,0 +1,22 @@
+// Answers: upstream lineage of a column: every column its data comes from, up to $depth
+// DERIVED_FROM hops, each once at its shortest distance, with the transformation of the step.
+// Param $namespace: namespace of the column's dataset
+// Param $dataset: name of the column's dataset
+// Param $column: name of the column
+// Param $depth: maximum number of hops (1 to 50)
+// Param $asOf: only edges first seen at or before this time; null for now
+// Returns: namespace, dataset, column, distance, path (the column first), job, type, subtype, masking, lastSeen
+// :param namespace => 'postgres://warehouse:5432'
+// :param dataset => 'marts.revenue_by_country'
+// :param column => 'revenue'
+// :param depth => 20
+// :param asOf => null
+MATCH (dst:Column {namespace: $namespace, dataset: $dataset, name: $column})
+MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n:Column)
+WHERE n <> dst AND length(p) <= $depth
+WITH n, p, last(relationships(p)) AS via
+RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, length(p) AS distance,
+       [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
+       via.jobNamespace AS jobNamespace, via.jobName AS job, via.type AS type,
+       via.subtype AS subtype, via.masking AS masking, via.lastSeen AS lastSeen
+ORDER BY distance, namespace, dataset, column

@@ -1,0 +1,20 @@
+// Answers: upstream lineage of a dataset: every dataset it derives from, up to $depth
+// DERIVED_FROM hops, each once at its shortest distance, with the path and the job of the step.
+// Param $namespace: namespace of the dataset
+// Param $name: name of the dataset
+// Param $depth: maximum number of hops (1 to 50)
+// Param $asOf: only edges first seen at or before this time; null for now
+// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners
+// :param namespace => 'postgres://warehouse:5432'
+// :param name => 'marts.dashboard_revenue'
+// :param depth => 20
+// :param asOf => null
+MATCH (dst:Dataset {namespace: $namespace, name: $name})
+MATCH p = ANY SHORTEST (dst)((a)-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->(b)){1,50}(n:Dataset)
+WHERE n <> dst AND length(p) <= $depth
+WITH n, p, last(relationships(p)) AS via
+RETURN n.namespace AS namespace, n.name AS name, length(p) AS distance,
+       [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
+       via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
+       via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners
+ORDER BY distance, namespace, name

@@ -1,0 +1,34 @@
+// Answers: the column lineage graph around columns, for display (the shape of Marquez's
+// GET /api/v1/column-lineage): the columns they derive from up to $depth DERIVED_FROM hops, and,
+// with $withDownstream, the columns derived from them; each column with its input fields and the
+// transformations (type, subtype, masking, description, job) of every edge between returned columns.
+// Param $columns: list of {namespace, dataset, name} to start from
+// Param $depth: maximum number of hops (1 to 50)
+// Param $withDownstream: also walk towards derived columns
+// Returns: one row per column: namespace, dataset, field, type, and its inputs (edges to its sources)
+// :param columns => [{namespace: 'postgres://warehouse:5432', dataset: 'marts.orders_enriched', name: 'amount'}]
+// :param depth => 20
+// :param withDownstream => true
+UNWIND $columns AS key
+MATCH (s:Column {namespace: key.namespace, dataset: key.dataset, name: key.name})
+CALL (s) {
+  RETURN s AS n
+  UNION
+  MATCH p = ANY SHORTEST (s)(()-[:DERIVED_FROM]->()){1,50}(n:Column)
+  WHERE length(p) <= $depth
+  RETURN n
+  UNION
+  MATCH p = ANY SHORTEST (s)(()<-[:DERIVED_FROM]-()){1,50}(n:Column)
+  WHERE $withDownstream AND length(p) <= $depth
+  RETURN n
+}
+WITH DISTINCT n
+OPTIONAL CALL (n) {
+  MATCH (n)-[e:DERIVED_FROM]->(i:Column)
+  RETURN collect({namespace: i.namespace, dataset: i.dataset, field: i.name, type: e.type,
+                  subtype: e.subtype, masking: e.masking, description: e.description,
+                  jobNamespace: e.jobNamespace, job: e.jobName, lastSeen: e.lastSeen}) AS inputs
+}
+RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS field, n.type AS fieldType,
+       inputs
+ORDER BY namespace, dataset, field

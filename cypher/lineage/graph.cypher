@@ -1,0 +1,55 @@
+// Answers: the job-and-dataset lineage graph around a dataset or a job, for display (the shape of
+// Marquez's GET /api/v1/lineage), walked in both directions but always along the data flow: what
+// feeds the node and what the node feeds, never siblings that merely share an input. Depth counts
+// jobs along the way, as in Marquez.
+// Param $nodeType: 'DATASET' or 'JOB'
+// Param $namespace: namespace of the node
+// Param $name: name of the node
+// Param $depth: maximum number of jobs between the node and any node returned (1 to 50)
+// Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to
+// :param nodeType => 'DATASET'
+// :param namespace => 'postgres://warehouse:5432'
+// :param name => 'marts.orders_enriched'
+// :param depth => 20
+CALL () {
+  MATCH (s:Dataset {namespace: $namespace, name: $name}) WHERE $nodeType = 'DATASET' RETURN s
+  UNION
+  MATCH (s:Job {namespace: $namespace, name: $name}) WHERE $nodeType = 'JOB' RETURN s
+}
+CALL (s) {
+  RETURN s AS n
+  UNION
+  MATCH p = ANY SHORTEST (s)((a)-[r:READS|WRITES]-(b)
+      WHERE (type(r) = 'READS' AND startNode(r) = b) OR (type(r) = 'WRITES' AND startNode(r) = a)){1,100}(n)
+  WHERE length(p) <= 2 * $depth
+  RETURN n
+  UNION
+  MATCH p = ANY SHORTEST (s)((a)-[r:READS|WRITES]-(b)
+      WHERE (type(r) = 'READS' AND startNode(r) = a) OR (type(r) = 'WRITES' AND startNode(r) = b)){1,100}(n)
+  WHERE length(p) <= 2 * $depth
+  RETURN n
+}
+WITH DISTINCT n
+CALL (n) {
+  OPTIONAL MATCH (n)-[r:READS|WRITES]-(m)
+  RETURN collect(CASE WHEN type(r) = 'READS' AND startNode(r) = n OR type(r) = 'WRITES' AND endNode(r) = n
+                      THEN m.namespace + ':' + m.name END) AS inputs,
+         collect(CASE WHEN type(r) = 'WRITES' AND startNode(r) = n OR type(r) = 'READS' AND endNode(r) = n
+                      THEN m.namespace + ':' + m.name END) AS outputs
+}
+OPTIONAL CALL (n) {
+  MATCH (n)-[:HAS_COLUMN]->(c:Column)
+  RETURN collect({name: c.name, type: c.type, description: c.description}) AS fields
+}
+OPTIONAL CALL (n) {
+  MATCH (r:Run)-[:OF]->(n) WHERE r.state IS NOT NULL
+  RETURN r ORDER BY r.stateTime DESC LIMIT 1
+}
+RETURN CASE WHEN n:Job THEN 'JOB' ELSE 'DATASET' END AS kind, n.namespace AS namespace,
+       n.name AS name, n.description AS description, n.firstSeen AS createdAt,
+       n.lastSeen AS updatedAt, coalesce(n.tags, []) AS tags, coalesce(n.owners, []) AS owners,
+       n.jobType AS jobType, n.lifecycleState AS lifecycleState,
+       CASE WHEN n:Dataset THEN fields ELSE null END AS fields, inputs, outputs,
+       CASE WHEN r IS NULL THEN null ELSE {id: r.runId, state: r.state, startedAt: r.startTime,
+            endedAt: coalesce(r.completeTime, r.failTime, r.abortTime), errorMessage: r.errorMessage} END AS latestRun
+ORDER BY kind, namespace, name

@@ -1,0 +1,9 @@
+// Answers: the columns of a dataset (to expand a dataset node id into its fields).
+// Param $namespace: dataset namespace
+// Param $name: dataset name
+// Returns: namespace, dataset, name of each column
+// :param namespace => 'postgres://warehouse:5432'
+// :param name => 'marts.orders_enriched'
+MATCH (:Dataset {namespace: $namespace, name: $name})-[:HAS_COLUMN]->(c:Column)
+RETURN c.namespace AS namespace, c.dataset AS dataset, c.name AS name
+ORDER BY name

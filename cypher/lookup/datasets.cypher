@@ -1,0 +1,16 @@
+// Answers: datasets, optionally of one namespace, a page at a time, each with its columns and owners.
+// Param $namespace: namespace to list, or null for all
+// Param $skip: rows to skip (page offset)
+// Param $limit: page size
+// Returns: namespace, name, description, owners, tags, columns, lastSeen, and the total count
+// :param namespace => null
+// :param skip => 0
+// :param limit => 50
+MATCH (d:Dataset) WHERE $namespace IS NULL OR d.namespace = $namespace
+WITH d ORDER BY d.namespace, d.name
+WITH collect(d) AS all
+UNWIND all[$skip..$skip + $limit] AS d
+RETURN d.namespace AS namespace, d.name AS name, d.description AS description,
+       coalesce(d.owners, []) AS owners, coalesce(d.tags, []) AS tags,
+       [(d)-[:HAS_COLUMN]->(c:Column) | {name: c.name, type: c.type}] AS columns,
+       d.lastSeen AS lastSeen, size(all) AS total

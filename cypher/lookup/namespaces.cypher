@@ -1,0 +1,6 @@
+// Answers: every namespace, with how many datasets and jobs it holds.
+// Returns: name, datasets, jobs
+MATCH (n) WHERE n:Dataset OR n:Job
+RETURN n.namespace AS name, count(CASE WHEN n:Dataset THEN 1 END) AS datasets,
+       count(CASE WHEN n:Job THEN 1 END) AS jobs
+ORDER BY name

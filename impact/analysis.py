@@ -1,0 +1,49 @@
+"""In-memory analysis (networkx) of the bounded subgraph a Cypher walk returned.
+
+Neo4j finds the nodes; networkx answers the questions that need the whole small subgraph at once:
+how much lies beyond each impacted node (criticality), and which upstream nodes every path into
+a broken dataset passes through (choke points, by dominators).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import networkx as nx
+
+_ENTRY = ("__every_source__",)
+
+
+def flow_graph(sources_of: Mapping[str, Iterable[str]]) -> nx.DiGraph:
+    """A data-flow graph (source -> derived) from each node's direct sources."""
+    g = nx.DiGraph()
+    for node, sources in sources_of.items():
+        g.add_node(node)
+        g.add_edges_from((s, node) for s in sources)
+    return g
+
+
+def criticality(flow: nx.DiGraph, nodes: Iterable[str]) -> dict[str, int]:
+    """For each node, how many nodes of the subgraph lie downstream of it."""
+    return {n: len(nx.descendants(flow, n)) if n in flow else 0 for n in nodes}
+
+
+def choke_points(flow: nx.DiGraph, target: str) -> list[str]:
+    """Upstream nodes that every path from any source into ``target`` passes through.
+
+    Nearest first. A source is a node with nothing upstream of it in the subgraph; a virtual entry
+    feeds every source, and the dominators of ``target`` from that entry are the choke points.
+    """
+    if target not in flow:
+        return []
+    upstream = flow.subgraph(nx.ancestors(flow, target) | {target}).copy()
+    roots = [n for n in upstream if upstream.in_degree(n) == 0 and n != target]
+    if not roots:  # only cycles upstream: no node is a source
+        return []
+    upstream.add_edges_from((_ENTRY, r) for r in roots)
+    idom = nx.immediate_dominators(upstream, _ENTRY)
+    chain, node = [], idom.get(target)
+    while node is not None and node != _ENTRY:
+        chain.append(node)
+        node = idom.get(node) if idom.get(node) != node else None
+    return chain

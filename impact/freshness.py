@@ -1,0 +1,88 @@
+"""Freshness: when a dataset was last written by a successful run, and whether it is late.
+
+The usual cadence is the median interval between its recent successful writes; a dataset is late
+when more than 1.5 cadences have passed since its last success (it needs two successes to have a
+cadence at all).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from graph.db import Graph
+from graph.errors import NotFound
+from impact.blast_radius import _native
+
+TOLERANCE = 1.5
+
+
+@dataclass(frozen=True)
+class RunState:
+    job: str
+    run_id: str | None
+    state: str | None
+    time: datetime | None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class Freshness:
+    dataset: str
+    checked_at: datetime
+    last_success: datetime | None
+    cadence: timedelta | None
+    due: datetime | None
+    late: bool
+    successes: int
+    latest_runs: tuple[RunState, ...]
+
+    @property
+    def verdict(self) -> str:
+        if self.last_success is None:
+            return "never written by a successful run"
+        if self.cadence is None:
+            return f"last success {self.last_success:%Y-%m-%d %H:%M}; cadence unknown (one success)"
+        state = "LATE" if self.late else "on time"
+        return (f"{state}: last success {self.last_success:%Y-%m-%d %H:%M}, usual cadence "
+                f"{_human(self.cadence)}, due by {self.due:%Y-%m-%d %H:%M}")
+
+
+def assess(successes: list[datetime], now: datetime) -> tuple[
+        datetime | None, timedelta | None, datetime | None, bool]:
+    """(last success, cadence, due, late) from success times in any order."""
+    times = sorted(successes, reverse=True)
+    if not times:
+        return None, None, None, False
+    gaps = [a - b for a, b in zip(times, times[1:], strict=False) if a > b]
+    if not gaps:
+        return times[0], None, None, False
+    cadence = timedelta(seconds=statistics.median(g.total_seconds() for g in gaps))
+    due = times[0] + cadence * TOLERANCE
+    return times[0], cadence, due, now > due
+
+
+def freshness(graph: Graph, namespace: str, name: str, as_of: datetime | None = None,
+              now: datetime | None = None) -> Freshness:
+    """Freshness of ``namespace:name`` at ``as_of`` (or now)."""
+    rows = graph.read("impact/freshness", namespace=namespace, name=name, asOf=as_of)
+    if not rows:
+        raise NotFound("dataset", f"{namespace}:{name}")
+    r = rows[0]
+    checked = as_of or now or datetime.now(UTC)
+    times = [t for t in (_native(x) for x in r["successes"]) if t is not None]
+    last, cadence, due, late = assess(times, checked)
+    return Freshness(f"{namespace}:{name}", checked, last, cadence, due, late, len(times),
+                     tuple(run_states(r["latestRuns"])))
+
+
+def run_states(rows: list[dict[str, Any]]) -> list[RunState]:
+    return [RunState(x["job"], x["runId"], x["state"], _native(x["time"]), x.get("errorMessage"))
+            for x in rows]
+
+
+def _human(d: timedelta) -> str:
+    hours = d.total_seconds() / 3600
+    return f"{hours / 24:.1f} days" if hours >= 48 else f"{hours:.1f} h"

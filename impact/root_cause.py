@@ -1,0 +1,147 @@
+"""Root cause: this dataset (or run) is wrong; which upstream run, input or schema change did it?
+
+Walks upstream through DERIVED_FROM from the broken datasets (a run's inputs, for a run) and
+collects evidence at every dataset on the way, then ranks candidates:
+
+1. failed or aborted runs: the latest run of a job that writes the dataset failed (with its error);
+2. failed data-quality assertions on the dataset;
+3. stale or missing inputs: no successful write at all, or none since the broken dataset's previous
+   success, or late against its own cadence at the reference time;
+4. schema changes: columns added or gone within ``recent`` before the reference time.
+
+Nearer candidates rank higher within a kind. A candidate on a choke point (an upstream dataset
+every path into the broken one passes through, found with networkx dominators) ranks higher still.
+The reference time is ``as_of`` if given, else the time of the broken datasets' latest runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from graph.db import Graph
+from graph.errors import NotFound
+from impact.analysis import choke_points, flow_graph
+from impact.blast_radius import _native, clamp_depth
+from impact.freshness import assess, run_states
+
+WEIGHT = {"failed run": 100, "failed assertion": 80, "stale input": 60, "missing input": 60,
+          "schema change": 40}
+RECENT = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str
+    dataset: str
+    distance: int
+    path: tuple[str, ...]
+    score: int
+    summary: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RootCause:
+    target: str
+    depth: int
+    reference_time: datetime
+    candidates: tuple[Candidate, ...]
+    choke_points: tuple[str, ...]
+    examined: int
+
+
+def root_cause_dataset(graph: Graph, namespace: str, name: str, depth: int | None = None,
+                       as_of: datetime | None = None, recent: timedelta = RECENT) -> RootCause:
+    """Ranked candidates for why ``namespace:name`` is wrong."""
+    if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
+        raise NotFound("dataset", f"{namespace}:{name}")
+    return _rank(graph, f"dataset {namespace}:{name}", [{"namespace": namespace, "name": name}],
+                 clamp_depth(depth), as_of, recent, [])
+
+
+def root_cause_run(graph: Graph, run_id: str, depth: int | None = None,
+                   as_of: datetime | None = None, recent: timedelta = RECENT) -> RootCause:
+    """Ranked candidates for why a run failed or produced bad data: the run itself, then its inputs."""
+    rows = graph.read("lookup/run", runId=run_id)
+    if not rows:
+        raise NotFound("run", run_id)
+    run = rows[0]
+    props = run["props"]
+    own: list[Candidate] = []
+    if props.get("state") in ("FAIL", "ABORT"):
+        own.append(Candidate("failed run", f"run {run_id}", 0, (f"run {run_id}",), WEIGHT["failed run"] + 20,
+                             f"this run of {run['job']} ended {props['state']}: "
+                             f"{props.get('errorMessage') or 'no error message'}",
+                             {"job": run["job"], "runId": run_id, "state": props["state"],
+                              "errorMessage": props.get("errorMessage")}))
+    inputs = [{"namespace": i["namespace"], "name": i["name"]} for i in run["inputs"]]
+    when = as_of or _native(props.get("stateTime"))
+    return _rank(graph, f"run {run_id}", inputs, clamp_depth(depth), when, recent, own, offset=1)
+
+
+def _rank(graph: Graph, target: str, starts: list[dict[str, str]], depth: int,
+          as_of: datetime | None, recent: timedelta, found: list[Candidate],
+          offset: int = 0) -> RootCause:
+    rows = graph.read("impact/root_cause", datasets=starts, depth=depth, asOf=as_of) if starts else []
+    start_keys = {f"{s['namespace']}:{s['name']}" for s in starts}
+    start_rows = [r for r in rows if r["distance"] == 0]
+    reference = as_of or max((t for r in start_rows for x in r["latestRuns"]
+                              if (t := _native(x["time"])) is not None),
+                             default=datetime.now(UTC))
+    # the broken datasets' previous success: inputs not refreshed since then are stale
+    previous = [sorted(ts, reverse=True)[1] for r in start_rows
+                if len(ts := [t for t in map(_native, r["successes"]) if t]) > 1]
+    baseline = min(previous) if previous else None
+    flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
+    chokes = [c for s in start_keys for c in choke_points(flow, s)]
+    for r in rows:
+        found.extend(_candidates(r, offset, reference, baseline, recent, set(chokes)))
+    found.sort(key=lambda c: (-c.score, c.distance, c.dataset))
+    return RootCause(target, depth, reference, tuple(found), tuple(dict.fromkeys(chokes)), len(rows))
+
+
+def _candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: datetime | None,
+                recent: timedelta, chokes: set[str]) -> list[Candidate]:
+    key = f"{r['namespace']}:{r['name']}"
+    distance = r["distance"] + offset
+    bonus = 10 if key in chokes else 0
+    path = tuple(r["path"])
+    out: list[Candidate] = []
+
+    def add(kind: str, summary: str, **evidence: Any) -> None:
+        score = WEIGHT[kind] + bonus - min(distance, 19)
+        out.append(Candidate(kind, key, distance, path, score, summary,
+                             {**evidence, "chokePoint": key in chokes}))
+
+    runs = run_states(r["latestRuns"])
+    failed = [x for x in runs if x.state in ("FAIL", "ABORT")]
+    for x in failed:
+        add("failed run", f"latest run of {x.job} writing {key} ended {x.state}: "
+            f"{x.error_message or 'no error message'}", job=x.job, runId=x.run_id, state=x.state,
+            time=x.time, errorMessage=x.error_message)
+    if r["failedAssertions"]:
+        add("failed assertion", f"{key} failed data-quality assertions: "
+            + ", ".join(r["failedAssertions"]), assertions=list(r["failedAssertions"]))
+    successes = [t for t in map(_native, r["successes"]) if t]
+    last, cadence, due, late = assess(successes, reference)
+    if r["producers"] and not failed and r["distance"] > 0:
+        if last is None:
+            add("missing input", f"no successful run has written {key}", producers=r["producers"])
+        elif baseline is not None and last < baseline:
+            add("stale input", f"{key} last written successfully {last:%Y-%m-%d %H:%M}, before the "
+                f"broken dataset's previous success ({baseline:%Y-%m-%d %H:%M})",
+                lastSuccess=last, since=baseline)
+        elif late:
+            add("stale input", f"{key} is late: last success {last:%Y-%m-%d %H:%M}, due by "
+                f"{due:%Y-%m-%d %H:%M}", lastSuccess=last, cadence=cadence, due=due)
+    window = reference - recent
+    added = [a for a in r["added"] if (t := _native(a["time"])) and window <= t <= reference]
+    dropped = [d for d in r["dropped"] if (t := _native(d["time"])) and window <= t <= reference]
+    if added or dropped:
+        parts = ([f"added {', '.join(a['column'] for a in added)}"] if added else []) + \
+                ([f"dropped {', '.join(d['column'] for d in dropped)}"] if dropped else [])
+        add("schema change", f"schema of {key} changed recently: {'; '.join(parts)}",
+            added=[a["column"] for a in added], dropped=[d["column"] for d in dropped])
+    return out
