@@ -16,7 +16,7 @@ from neo4j import (
 )
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
-from graph.errors import DatabaseUnavailable, QueryError
+from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout
 from graph.local_server import LocalServer
 from graph.queries import NamedQuery, query
 from graph.settings import Settings
@@ -110,4 +110,6 @@ class Graph:
         except (ServiceUnavailable, SessionExpired, OSError) as e:
             raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
         except Neo4jError as e:
+            if "TransactionTimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
+                raise QueryTimeout(",".join(names), f"ran past {self.timeout:g} s") from e
             raise QueryError(",".join(names), str(e)) from e

@@ -7,6 +7,7 @@
     ├── ServerError              the local Neo4j server cannot be provisioned, started or stopped
     ├── DatabaseUnavailable      Neo4j does not answer (wraps the driver's error)
     ├── QueryError               a named query failed (carries the query name)
+    │   └── QueryTimeout         … because it ran past the configured timeout
     ├── QueryLibraryError        a .cypher file is malformed (carries file and line)
     ├── EventError               an OpenLineage event is rejected (carries where and why)
     └── NotFound                 a dataset, column, job or run asked about does not exist
@@ -37,6 +38,10 @@ class QueryError(LineageError):
     def __init__(self, query: str, message: str) -> None:
         super().__init__(f"{query}: {message}")
         self.query = query
+
+
+class QueryTimeout(QueryError):
+    """A named query ran past its timeout."""
 
 
 class QueryLibraryError(LineageError):

@@ -45,6 +45,12 @@ class Settings(BaseSettings):
     neo4j_start_timeout: float = 120.0
 
     query_timeout: float = 30.0
+
+    api_host: str = "127.0.0.1"
+    api_port: int = 5000
+    api_tokens: str | None = None
+    """``token:scope`` pairs, comma-separated; scope ``read`` or ``write`` (write includes read)."""
+    api_max_page: int = Field(default=500, ge=1)
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)
 

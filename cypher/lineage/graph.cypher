@@ -33,9 +33,9 @@ WITH DISTINCT n
 CALL (n) {
   OPTIONAL MATCH (n)-[r:READS|WRITES]-(m)
   RETURN collect(CASE WHEN type(r) = 'READS' AND startNode(r) = n OR type(r) = 'WRITES' AND endNode(r) = n
-                      THEN m.namespace + ':' + m.name END) AS inputs,
+                      THEN {namespace: m.namespace, name: m.name} END) AS inputs,
          collect(CASE WHEN type(r) = 'WRITES' AND startNode(r) = n OR type(r) = 'READS' AND endNode(r) = n
-                      THEN m.namespace + ':' + m.name END) AS outputs
+                      THEN {namespace: m.namespace, name: m.name} END) AS outputs
 }
 OPTIONAL CALL (n) {
   MATCH (n)-[:HAS_COLUMN]->(c:Column)

@@ -8,9 +8,9 @@
 // :param limit => 50
 MATCH (d:Dataset) WHERE $namespace IS NULL OR d.namespace = $namespace
 WITH d ORDER BY d.namespace, d.name
-WITH collect(d) AS all
-UNWIND all[$skip..$skip + $limit] AS d
+WITH collect(d) AS found
+UNWIND found[$skip..$skip + $limit] AS d
 RETURN d.namespace AS namespace, d.name AS name, d.description AS description,
        coalesce(d.owners, []) AS owners, coalesce(d.tags, []) AS tags,
        [(d)-[:HAS_COLUMN]->(c:Column) | {name: c.name, type: c.type}] AS columns,
-       d.lastSeen AS lastSeen, size(all) AS total
+       d.lastSeen AS lastSeen, size(found) AS total

@@ -1,0 +1,62 @@
+"""Bearer tokens with read or write scope (``LINEAGE_API_TOKENS``), and the loopback rule.
+
+``LINEAGE_API_TOKENS="s3cret-reader:read,s3cret-writer:write"``: a write token may also read. With no
+tokens configured the API is open, so it only answers clients on loopback and ``lineage serve``
+refuses to bind any other address.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from dataclasses import dataclass
+
+SCOPES = ("read", "write")
+
+
+class TokenConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Tokens:
+    scopes: dict[str, str]  # token -> scope
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.scopes)
+
+    def scope_of(self, token: str) -> str | None:
+        for known, scope in self.scopes.items():  # compare every token in constant time
+            if hmac.compare_digest(known.encode(), token.encode()):
+                return scope
+        return None
+
+    def allows(self, token: str, needed: str) -> bool:
+        scope = self.scope_of(token)
+        return scope is not None and (scope == needed or scope == "write")
+
+
+def parse_tokens(spec: str | None) -> Tokens:
+    """Parse ``token:scope,token:scope``; a scope is read or write."""
+    scopes: dict[str, str] = {}
+    for i, item in enumerate(p.strip() for p in (spec or "").split(",")):
+        if not item:
+            continue
+        token, sep, scope = item.rpartition(":")
+        if not sep or not token or scope not in SCOPES:
+            raise TokenConfigError(
+                f"LINEAGE_API_TOKENS item {i + 1}: expected TOKEN:read or TOKEN:write")
+        if len(token) < 8:
+            raise TokenConfigError(f"LINEAGE_API_TOKENS item {i + 1}: token shorter than 8 characters")
+        scopes[token] = scope
+    return Tokens(scopes)
+
+
+def is_loopback(host: str | None) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
