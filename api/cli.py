@@ -205,35 +205,298 @@ def impact_column(
                  as_of, as_json)
 
 
+upstream_app = typer.Typer(help="Upstream lineage: what a dataset or a column derives from.",
+                           no_args_is_help=True)
+app.add_typer(upstream_app, name="upstream")
+
+
+@upstream_app.command("dataset")
+def upstream_dataset_cmd(
+    namespace: Annotated[str, typer.Argument(help="Dataset namespace")],
+    name: Annotated[str, typer.Argument(help="Dataset name")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Every dataset a dataset derives from, nearest first."""
+    from impact.upstream import dataset_upstream
+
+    _show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t), as_of, as_json)
+
+
+@upstream_app.command("column")
+def upstream_column_cmd(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    dataset: Annotated[str, typer.Argument(help="Name of the column's dataset")],
+    column: Annotated[str, typer.Argument(help="Column name")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Every column whose data a column comes from, with each step's transformation."""
+    from impact.upstream import column_upstream
+
+    _show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t), as_of, as_json)
+
+
 def _show_impact(ask, as_of: str | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
-    import dataclasses
-    import json
-
-    from ingest.times import parse_time
-
-    try:
-        when = parse_time(as_of) if as_of else None
-    except ValueError as e:
-        raise _fail(f"--as-of: {e}", code=2) from e
-    settings = get_settings()
-    try:
-        with _open_graph(settings) as graph:
-            answer = ask(graph, when)
-    except LineageError as e:
-        raise _fail(str(e)) from e
+    when = _when(as_of)
+    answer = _ask(lambda graph: ask(graph, when))
     if as_json:
-        print(json.dumps(dataclasses.asdict(answer), default=str, indent=2))
+        _dump(answer)
         return
-    table = Table(title=f"downstream of {answer.source} (depth {answer.depth})")
-    for col in ("kind", "name", "distance", "why", "last seen", "owners"):
+    table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})")
+    for col in ("kind", "name", "distance", "why", "last seen", "owners", "beyond"):
         table.add_column(col)
     for i in answer.impacted:
         table.add_row(i.kind, i.name, str(i.distance), i.why,
                       f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
-                      ", ".join(i.owners))
+                      ", ".join(i.owners), "" if i.beyond is None else str(i.beyond))
     out.print(table)
     out.print("by kind: " + ", ".join(f"{k} {v}" for k, v in answer.summary["kind"].items())
-              if answer.impacted else "nothing derives from it")
+              if answer.impacted else f"nothing {answer.direction} of it")
+    if any(i.beyond for i in answer.impacted):
+        out.print("beyond: how many impacted datasets lie downstream of that one", style="dim")
+
+
+show_app = typer.Typer(help="Look at one dataset or job: neighbours, freshness, last runs.",
+                       no_args_is_help=True)
+app.add_typer(show_app, name="show")
+root_app = typer.Typer(help="Root cause: which upstream run, input or schema change broke it.",
+                       no_args_is_help=True)
+app.add_typer(root_app, name="root-cause")
+
+
+def _when(as_of: str | None):  # type: ignore[no-untyped-def]
+    from ingest.times import parse_time
+
+    try:
+        return parse_time(as_of) if as_of else None
+    except ValueError as e:
+        raise _fail(f"--as-of: {e}", code=2) from e
+
+
+def _ask(ask):  # type: ignore[no-untyped-def]
+    try:
+        with _open_graph(get_settings()) as graph:
+            return ask(graph)
+    except LineageError as e:
+        raise _fail(str(e)) from e
+
+
+def _dump(value) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+    import json
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    print(json.dumps(value, default=_plain, indent=2))
+
+
+def _plain(value):  # type: ignore[no-untyped-def]
+    if hasattr(value, "to_native"):
+        value = value.to_native()
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _t(value) -> str:  # type: ignore[no-untyped-def]
+    if value is None:
+        return ""
+    value = value.to_native() if hasattr(value, "to_native") else value
+    return f"{value:%Y-%m-%d %H:%M}"
+
+
+@show_app.command("dataset")
+def show_dataset(
+    namespace: Annotated[str, typer.Argument(help="Dataset namespace")],
+    name: Annotated[str, typer.Argument(help="Dataset name")],
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Columns, writers and readers, upstream and downstream datasets, last run, freshness."""
+    from graph.errors import NotFound
+    from impact.freshness import freshness
+
+    def ask(graph):  # type: ignore[no-untyped-def]
+        rows = graph.read("lookup/dataset", namespace=namespace, name=name)
+        if not rows:
+            raise NotFound("dataset", f"{namespace}:{name}")
+        return rows[0], freshness(graph, namespace, name)
+
+    row, fresh = _ask(ask)
+    if as_json:
+        _dump({**row, "props": {k: v for k, v in row["props"].items() if k != "events"},
+               "freshness": {**__import__("dataclasses").asdict(fresh), "verdict": fresh.verdict}})
+        return
+    out.print(f"[bold]{namespace}:{name}[/]", highlight=False)
+    p = row["props"]
+    info = Table(show_header=False, box=None)
+    for label, value in (("description", p.get("description")), ("owners", ", ".join(p.get("owners") or [])),
+                         ("written by", ", ".join(row["writers"])), ("read by", ", ".join(row["readers"])),
+                         ("upstream", ", ".join(u["dataset"] for u in row["upstream"])),
+                         ("downstream", ", ".join(d["dataset"] for d in row["downstream"])),
+                         ("freshness", fresh.verdict)):
+        if value:
+            info.add_row(label, value)
+    run = row["lastRun"]
+    if run:
+        took = (run["end"].to_native() - run["start"].to_native()) if run["end"] and run["start"] else None
+        info.add_row("last run", f"{run['state']} {run['job']} started {_t(run['start'])}, ended "
+                     f"{_t(run['end']) or '-'}" + (f" ({took})" if took else "")
+                     + (f": {run['errorMessage']}" if run["errorMessage"] else ""))
+    out.print(info)
+    cols = Table(title="columns")
+    for c in ("name", "type", "description"):
+        cols.add_column(c)
+    for c in row["columns"]:
+        cols.add_row(c["name"], c["type"] or "", c["description"] or "")
+    out.print(cols)
+
+
+@show_app.command("job")
+def show_job(
+    namespace: Annotated[str, typer.Argument(help="Job namespace")],
+    name: Annotated[str, typer.Argument(help="Job name")],
+    runs: Annotated[int, typer.Option(help="How many recent runs to list.")] = 10,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """What a job reads and writes, its parent job, and its latest runs with status and duration."""
+    from graph.errors import NotFound
+
+    def ask(graph):  # type: ignore[no-untyped-def]
+        rows = graph.read("lookup/job", namespace=namespace, name=name, runs=runs)
+        if not rows:
+            raise NotFound("job", f"{namespace}:{name}")
+        return rows[0]
+
+    row = _ask(ask)
+    if as_json:
+        _dump(row)
+        return
+    out.print(f"[bold]job {namespace}:{name}[/]", highlight=False)
+    info = Table(show_header=False, box=None)
+    info.add_row("reads", ", ".join(row["reads"]) or "-")
+    info.add_row("writes", ", ".join(row["writes"]) or "-")
+    if row["parents"]:
+        info.add_row("parent", ", ".join(row["parents"]))
+    out.print(info)
+    table = Table(title="latest runs")
+    for c in ("run", "state", "start", "end", "duration", "error"):
+        table.add_column(c)
+    for r in row["runs"]:
+        took = (r["end"].to_native() - r["start"].to_native()) if r["end"] and r["start"] else ""
+        table.add_row(r["runId"], r["state"] or "", _t(r["start"]), _t(r["end"]), str(took),
+                      r["errorMessage"] or "")
+    out.print(table)
+
+
+@root_app.command("dataset")
+def root_cause_dataset_cmd(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the wrong dataset")],
+    name: Annotated[str, typer.Argument(help="Name of the wrong dataset, e.g. a dashboard's table")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Rank upstream causes: failed runs, failed assertions, stale inputs, schema changes."""
+    from impact.root_cause import root_cause_dataset
+
+    when = _when(as_of)
+    _show_root_cause(_ask(lambda g: root_cause_dataset(g, namespace, name, depth, when)), as_json)
+
+
+@root_app.command("run")
+def root_cause_run_cmd(
+    run_id: Annotated[str, typer.Argument(help="The run's UUID")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Rank causes for a failed or wrong run: the run itself, then upstream of what it read."""
+    from impact.root_cause import root_cause_run
+
+    when = _when(as_of)
+    _show_root_cause(_ask(lambda g: root_cause_run(g, run_id, depth, when)), as_json)
+
+
+def _show_root_cause(answer, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
+        _dump(answer)
+        return
+    table = Table(title=f"root-cause candidates for {answer.target} "
+                        f"(reference time {answer.reference_time:%Y-%m-%d %H:%M})")
+    for c in ("#", "score", "kind", "distance", "what", "path"):
+        table.add_column(c)
+    for i, c in enumerate(answer.candidates, 1):
+        table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path))
+    out.print(table)
+    if answer.choke_points:
+        out.print("every upstream path passes through: " + ", ".join(answer.choke_points),
+                  highlight=False)
+    if not answer.candidates:
+        out.print(f"no candidate found among {answer.examined} datasets examined upstream")
+
+
+@app.command("where")
+def where_cmd(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    dataset: Annotated[str, typer.Argument(help="Dataset of the column, e.g. public.users")],
+    column: Annotated[str, typer.Argument(help="The column, e.g. email")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+    csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
+) -> None:
+    """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence."""
+    import dataclasses
+
+    from impact.gdpr import where_column_goes
+
+    when = _when(as_of)
+    report = _ask(lambda g: where_column_goes(g, namespace, dataset, column, depth, when))
+    if csv_out:
+        sys.stdout.write(report.to_csv())
+        return
+    if as_json:
+        _dump({**dataclasses.asdict(report), "counts": report.counts()})
+        return
+    table = Table(title=f"where the data of {report.source} goes (depth {report.depth})")
+    for c in ("label", "column", "distance", "via jobs", "last flowed"):
+        table.add_column(c)
+    style = {"raw": "bold red", "transformed": "yellow", "masked": "green"}
+    for r in report.reaches:
+        table.add_row(f"[{style.get(r.label, 'dim')}]{r.label}[/]", f"{r.dataset}.{r.column}",
+                      str(r.distance), ", ".join(r.jobs), _t(r.last_flowed))
+    out.print(table)
+    counts = report.counts()
+    out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
+
+
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 5000).")] = None,
+) -> None:
+    """Serve the HTTP API (docs at /docs). Without LINEAGE_API_TOKENS, binds loopback only."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.auth import TokenConfigError, is_loopback, parse_tokens
+
+    settings = get_settings()
+    host = host or settings.api_host
+    port = port or settings.api_port
+    try:
+        tokens = parse_tokens(settings.api_tokens)
+    except TokenConfigError as e:
+        raise _fail(str(e), code=2) from e
+    if not tokens.enabled and not is_loopback(host):
+        raise _fail(f"refusing to bind {host}: no LINEAGE_API_TOKENS are set, so the API would be "
+                    "open to the network. Set tokens (TOKEN:read,TOKEN:write) or bind 127.0.0.1.",
+                    code=2)
+    with _open_graph(settings):  # start the local Neo4j if needed, apply the schema
+        pass
+    err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
 def main() -> None:
