@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None) -> 
         if "graph" not in state:
             from graph.db import connect
 
-            state["graph"] = Graph(connect(settings), timeout=settings.query_timeout)
+            state["graph"] = Graph(connect(settings, retry_time=2.0), timeout=settings.query_timeout)
         return state["graph"]
 
     app = FastAPI(

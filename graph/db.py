@@ -27,8 +27,12 @@ Step = tuple[str, dict[str, Any]]
 """A named query and its parameters."""
 
 
-def connect(settings: Settings) -> Driver:
-    """A driver for the configured server: NEO4J_URI if set, else the local provisioned one."""
+def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
+    """A driver for the configured server: NEO4J_URI if set, else the local provisioned one.
+
+    ``retry_time`` bounds how long a transaction is retried while Neo4j is unreachable: the HTTP
+    API keeps it short so a client gets its 503 promptly.
+    """
     if settings.uses_local_server:
         server = LocalServer(settings)
         uri, password = server.bolt_uri, server.password()
@@ -36,7 +40,8 @@ def connect(settings: Settings) -> Driver:
         uri, password = cast(str, settings.neo4j_uri), settings.neo4j_password or ""
     # Notifications (e.g. "property key does not exist" on an empty graph) are not errors here.
     return GraphDatabase.driver(uri, auth=(settings.neo4j_user, password),
-                                notifications_min_severity=NotificationMinimumSeverity.OFF)
+                                notifications_min_severity=NotificationMinimumSeverity.OFF,
+                                max_transaction_retry_time=retry_time)
 
 
 class Graph:
