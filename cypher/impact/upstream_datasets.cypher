@@ -6,7 +6,7 @@
 // Param $asOf: only edges first seen at or before this time; null for now
 // Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners
 // :param namespace => 'postgres://warehouse:5432'
-// :param name => 'marts.dashboard_revenue'
+// :param name => 'dashboards.revenue'
 // :param depth => 20
 // :param asOf => null
 MATCH (dst:Dataset {namespace: $namespace, name: $name})
