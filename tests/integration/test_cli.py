@@ -1,0 +1,114 @@
+"""The ``lineage`` command line against the real server: answers, formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from api.cli import app
+from graph.db import Graph
+from graph.settings import get_settings
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import read_file
+from tests.conftest import server_settings
+
+pytestmark = pytest.mark.integration
+
+SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+NS = "postgres://warehouse:5432"
+
+
+@pytest.fixture
+def cli(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """The CLI pointed at the test server, with the example graph loaded."""
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    if not os.environ.get("NEO4J_URI"):
+        s = server_settings()
+        monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))
+        monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", str(s.neo4j_bolt_port))
+        monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", str(s.neo4j_http_port))
+    monkeypatch.delenv("LINEAGE_API_TOKENS", raising=False)
+    get_settings.cache_clear()
+    yield CliRunner()
+    get_settings.cache_clear()
+
+
+def test_where_json_and_csv(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--json"])
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert [(x["dataset"], x["label"]) for x in body["reaches"]] == [
+        ("ml.user_features", "raw"), ("staging.users_clean", "masked")]
+    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--csv"])
+    assert r.exit_code == 0 and r.stdout.splitlines()[1].startswith(f"{NS},ml.user_features,email,raw")
+
+
+def test_root_cause_and_show(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["root-cause", "dataset", NS, "dashboards.revenue", "--as-of",
+                         "2024-06-01T03:00:00Z", "--json"])
+    assert r.exit_code == 0, r.output
+    top = json.loads(r.stdout)["candidates"][0]
+    assert top["kind"] == "failed run" and "amount_eur" in top["summary"]
+    r = cli.invoke(app, ["show", "job", "shop-nightly", "revenue_by_country"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "FAIL" in r.stdout and "amount_eur" in r.stdout
+    assert "parent" in r.stdout and "shop-nightly:nightly" in r.stdout
+    r = cli.invoke(app, ["show", "dataset", NS, "marts.revenue_by_country"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "written by" in r.stdout and "last run" in r.stdout
+    assert "COMPLETE" in r.stdout and "0:04:00" in r.stdout
+
+
+def test_upstream_and_impact_text(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["upstream", "dataset", NS, "dashboards.revenue", "--depth", "1"],
+                   env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "marts.revenue_by_country" in r.stdout
+    assert "raw.users" not in r.stdout
+
+
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (["where", NS, "raw.users", "nope"], 1, "no column"),
+    (["show", "dataset", NS, "nope"], 1, "no dataset"),
+    (["root-cause", "run", "00000000-0000-0000-0000-000000000000"], 1, "no run"),
+    (["impact", "dataset", NS, "raw.users", "--as-of", "yesterday"], 2, "--as-of"),
+])
+def test_errors_have_clear_messages_and_exit_codes(cli: CliRunner, args: list[str], code: int,
+                                                   message: str) -> None:
+    r = cli.invoke(app, args)
+    assert r.exit_code == code and message in r.output, r.output
+
+
+def test_serve_refuses_a_public_address_without_tokens(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert r.exit_code == 2 and "refusing to bind 0.0.0.0" in r.output
+
+
+def test_serve_answers_over_real_http(cli: CliRunner, tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+                            env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        with urllib.request.urlopen(f"{base}/api/v1/namespaces", timeout=5) as r:
+            assert NS in [n["name"] for n in json.load(r)["namespaces"]]
+        with urllib.request.urlopen(f"{base}/docs", timeout=5) as r:
+            assert b"swagger" in r.read().lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
