@@ -3,7 +3,9 @@
 // Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (od:Dataset {namespace: row.outNamespace, name: row.outDataset})
 MERGE (oc:Column {namespace: row.outNamespace, dataset: row.outDataset, name: row.outColumn})
 MERGE (od)-[:HAS_COLUMN]->(oc)

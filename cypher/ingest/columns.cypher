@@ -2,7 +2,9 @@
 // Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (d:Dataset {namespace: row.namespace, name: row.dataset})
 MERGE (x:Column {namespace: row.namespace, dataset: row.dataset, name: row.name})
 MERGE (d)-[:HAS_COLUMN]->(x)

@@ -3,7 +3,9 @@
 // Param $rows: one map per edge {outNamespace, outDataset, inNamespace, inName, jobNamespace, jobName, runId, subtypes, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', inNamespace: 'example', inName: 'public.orders', jobNamespace: 'example', jobName: 'clean_orders', runId: null, subtypes: ['IDENTITY'], firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (o:Dataset {namespace: row.outNamespace, name: row.outDataset})
 MERGE (i:Dataset {namespace: row.inNamespace, name: row.inName})
 MERGE (o)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName}]->(i)

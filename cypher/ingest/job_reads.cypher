@@ -2,7 +2,9 @@
 // Param $rows: one map per job and dataset {jobNamespace, jobName, namespace, name, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{jobNamespace: 'example', jobName: 'etl_orders', namespace: 'example', name: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (j:Job {namespace: row.jobNamespace, name: row.jobName})
   ON CREATE SET j.stub = false
 MERGE (d:Dataset {namespace: row.namespace, name: row.name})

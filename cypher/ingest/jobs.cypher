@@ -2,7 +2,9 @@
 // Param $rows: one map per job {namespace, name, firstSeen, lastSeen, props, digests}
 // Returns: duplicates, how many of the given event digests were already recorded
 // :param rows => [{namespace: 'example', name: 'etl_orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {description: 'Loads orders'}, digests: []}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (x:Job {namespace: row.namespace, name: row.name})
 WITH x, row, (x.propsTime IS NULL OR row.lastSeen >= x.propsTime) AS newer,
      size([d IN row.digests WHERE d IN coalesce(x.events, [])]) AS dup

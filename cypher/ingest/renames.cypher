@@ -3,7 +3,9 @@
 // Param $rows: one map per rename {namespace, name, oldNamespace, oldName, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{namespace: 'example', name: 'public.orders_v2', oldNamespace: 'example', oldName: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (d:Dataset {namespace: row.namespace, name: row.name})
 MERGE (old:Dataset {namespace: row.oldNamespace, name: row.oldName})
 MERGE (d)-[x:RENAMED_FROM]->(old)

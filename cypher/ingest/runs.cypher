@@ -3,7 +3,9 @@
 // Param $rows: one map per run {runId, jobNamespace, jobName, state, rank, stateTime, stateTimeOriginal, stateTimes, firstSeen, lastSeen, props, digests}
 // Returns: duplicates, how many of the given event digests were already recorded
 // :param rows => [{runId: '0190b4e4-0000-7000-8000-000000000001', jobNamespace: 'example', jobName: 'etl_orders', state: 'COMPLETE', rank: 3, stateTime: datetime('2024-05-01T02:00:00Z'), stateTimeOriginal: '2024-05-01T02:00:00Z', stateTimes: {completeTime: datetime('2024-05-01T02:00:00Z')}, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {}, digests: []}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen), stateTime: datetime(wire.stateTime)} AS row
 MERGE (j:Job {namespace: row.jobNamespace, name: row.jobName})
   ON CREATE SET j.stub = false
 MERGE (x:Run {runId: row.runId})

@@ -2,7 +2,9 @@
 // Param $rows: one map per alias {namespace, name, aliasNamespace, aliasName, type, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{namespace: 'file', name: '/warehouse/orders', aliasNamespace: 'hive://metastore', aliasName: 'default.orders', type: 'TABLE', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
-UNWIND $rows AS row
+UNWIND $rows AS wire
+// times travel as ISO strings (the driver packs Python datetimes slowly)
+WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (d:Dataset {namespace: row.namespace, name: row.name})
 MERGE (a:Dataset {namespace: row.aliasNamespace, name: row.aliasName})
 MERGE (d)-[x:SYMLINK {type: row.type}]->(a)
