@@ -13,7 +13,7 @@
 // :param depth => 20
 // :param asOf => null
 MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
-MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n:Column)
+MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
 WHERE n <> src AND length(p) <= $depth
 WITH n, p, last(relationships(p)) AS via
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, length(p) AS distance,

@@ -23,7 +23,7 @@ CALL (src, level) {
            WHEN e.subtype = 'AGGREGATION' THEN 1
            WHEN e.masking OR toLower(coalesce(e.description, '')) CONTAINS 'hash' THEN 2
            WHEN e.subtype = 'IDENTITY' THEN 4
-           ELSE 3 END >= level]-()){1,50}(n:Column)
+           ELSE 3 END >= level]-()){1,50}(n)
   WHERE n <> src AND length(p) <= $depth
   RETURN n, p
 }

@@ -15,7 +15,7 @@ MATCH (dst:Dataset {namespace: key.namespace, name: key.name})
 CALL (dst) {
   RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path
   UNION
-  MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n:Dataset)
+  MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)
   WHERE n <> dst AND length(p) <= $depth
   RETURN n, length(p) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path
 }

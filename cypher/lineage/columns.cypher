@@ -14,11 +14,11 @@ MATCH (s:Column {namespace: key.namespace, dataset: key.dataset, name: key.name}
 CALL (s) {
   RETURN s AS n
   UNION
-  MATCH p = ANY SHORTEST (s)(()-[:DERIVED_FROM]->()){1,50}(n:Column)
+  MATCH p = ANY SHORTEST (s)(()-[:DERIVED_FROM]->()){1,50}(n)
   WHERE length(p) <= $depth
   RETURN n
   UNION
-  MATCH p = ANY SHORTEST (s)(()<-[:DERIVED_FROM]-()){1,50}(n:Column)
+  MATCH p = ANY SHORTEST (s)(()<-[:DERIVED_FROM]-()){1,50}(n)
   WHERE $withDownstream AND length(p) <= $depth
   RETURN n
 }

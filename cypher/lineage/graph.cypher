@@ -12,23 +12,51 @@
 // :param name => 'marts.orders_enriched'
 // :param depth => 20
 CALL () {
-  MATCH (s:Dataset {namespace: $namespace, name: $name}) WHERE $nodeType = 'DATASET' RETURN s
+  MATCH (s:Dataset {namespace: $namespace, name: $name}) WHERE $nodeType = 'DATASET'
+  RETURN s, [s] AS outs, [s] AS ins, 0 AS base
   UNION
-  MATCH (s:Job {namespace: $namespace, name: $name}) WHERE $nodeType = 'JOB' RETURN s
+  MATCH (s:Job {namespace: $namespace, name: $name}) WHERE $nodeType = 'JOB'
+  RETURN s, COLLECT { MATCH (s)-[:WRITES]->(d:Dataset) RETURN d } AS outs,
+         COLLECT { MATCH (s)-[:READS]->(d:Dataset) RETURN d } AS ins, 1 AS base
 }
-CALL (s) {
-  RETURN s AS n
+// datasets downstream (read by a job that writes the next), with how many jobs lie on the way
+CALL (outs, base) {
+  UNWIND outs AS d
+  RETURN d, base AS hops
   UNION
-  MATCH p = ANY SHORTEST (s)((a)-[r:READS|WRITES]-(b)
-      WHERE (type(r) = 'READS' AND startNode(r) = b) OR (type(r) = 'WRITES' AND startNode(r) = a)){1,100}(n)
-  WHERE length(p) <= 2 * $depth
-  RETURN n
-  UNION
-  MATCH p = ANY SHORTEST (s)((a)-[r:READS|WRITES]-(b)
-      WHERE (type(r) = 'READS' AND startNode(r) = a) OR (type(r) = 'WRITES' AND startNode(r) = b)){1,100}(n)
-  WHERE length(p) <= 2 * $depth
-  RETURN n
+  UNWIND outs AS o
+  MATCH p = ANY SHORTEST (o)((:Dataset)<-[:READS]-(:Job)-[:WRITES]->(:Dataset)){1,50}(d)
+  WHERE base + length(p) / 2 <= $depth
+  RETURN d, base + length(p) / 2 AS hops
 }
+WITH s, ins, base, d, min(hops) AS hops
+// the jobs downstream: readers of those datasets that are still within depth
+CALL (d, hops) {
+  RETURN d AS n
+  UNION
+  MATCH (j:Job)-[:READS]->(d) WHERE hops < $depth
+  RETURN j AS n
+}
+WITH s, ins, base, collect(n) AS down
+// the same upstream: datasets written by a job that reads the previous, and their writers
+CALL (ins, base) {
+  UNWIND ins AS d
+  RETURN d, base AS hops
+  UNION
+  UNWIND ins AS i
+  MATCH p = ANY SHORTEST (i)((:Dataset)<-[:WRITES]-(:Job)-[:READS]->(:Dataset)){1,50}(d)
+  WHERE base + length(p) / 2 <= $depth
+  RETURN d, base + length(p) / 2 AS hops
+}
+WITH s, down, d, min(hops) AS hops
+CALL (d, hops) {
+  RETURN d AS n
+  UNION
+  MATCH (j:Job)-[:WRITES]->(d) WHERE hops < $depth
+  RETURN j AS n
+}
+WITH s, down, collect(n) AS up
+UNWIND [s] + down + up AS n
 WITH DISTINCT n
 CALL (n) {
   OPTIONAL MATCH (n)-[r:READS|WRITES]-(m)

@@ -1,0 +1,223 @@
+"""Latency of the four questions on a generated graph, against an in-memory floor.
+
+Generates lineage with ``bench.generate`` (default 10,000 datasets, about 100,000 columns), loads it
+through the real ingest path into a dedicated Neo4j (its own state directory and ports, so your data
+is never touched), then times each question over sampled nodes through the same Python functions
+the API and CLI call (driver round trip included, HTTP excluded). For each question it reports
+p50/p95 in milliseconds, and for the traversals the ratio to the same walk done by networkx in
+memory on the generator's own graph (the floor). Blast-radius answers are checked against that
+ground truth.
+
+    python -m bench.latency                     # 10k datasets
+    python -m bench.latency --datasets 1000     # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import platformdirs
+
+from bench.generate import NS, Table, events, tables
+from graph.db import Graph, connect
+from graph.local_server import LocalServer
+from graph.schema import apply_schema
+from graph.settings import Settings
+from impact.blast_radius import column_blast_radius, dataset_blast_radius
+from impact.gdpr import where_column_goes
+from impact.lineage_graph import lineage
+from impact.root_cause import root_cause_dataset
+from impact.upstream import dataset_upstream
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import RawItem
+
+
+def bench_settings() -> Settings:
+    state = os.environ.get("LINEAGE_BENCH_STATE_DIR") or platformdirs.user_cache_dir(
+        "lineage-graph-bench", appauthor=False)
+    return Settings(state_dir=Path(state), neo4j_bolt_port=27687, neo4j_http_port=27474,
+                    neo4j_heap="2g", neo4j_pagecache="1g", query_timeout=120)
+
+
+def percentile(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))]
+
+
+def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best * 1000, out
+
+
+def ground_truth(ts: list[Table]) -> tuple[nx.DiGraph, nx.DiGraph]:
+    """Data-flow graphs (source -> derived) of datasets and columns, from the generator itself."""
+    ds, cols = nx.DiGraph(), nx.DiGraph()
+    for t in ts:
+        ds.add_node(t.name)
+        for col, edges in t.lineage.items():
+            for src, field, *_ in edges:
+                ds.add_edge(src, t.name)
+                cols.add_edge((src, field), (t.name, col))
+    return ds, cols
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--samples", type=int, default=40, help="nodes sampled per question")
+    p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument("--keep", action="store_true", help="reuse an already loaded bench graph")
+    a = p.parse_args()
+    rng = random.Random(a.seed)
+
+    settings = bench_settings()
+    server = LocalServer(settings)
+    print(f"bench Neo4j in {settings.state_dir} (bolt {settings.neo4j_bolt_port})", file=sys.stderr)
+    server.start()
+    graph = Graph(connect(settings), timeout=settings.query_timeout)
+    apply_schema(graph)
+
+    ts = tables(a.datasets, a.seed)
+    n_columns = sum(len(t.columns) for t in ts)
+    evs = list(events(ts, a.seed))
+    ingest_s = None
+    if not a.keep:
+        with graph.driver.session() as s:
+            s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        t0 = time.perf_counter()
+        report = Ingester(graph, batch_size=500).ingest(
+            (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(evs)), IngestReport(),
+            progress=lambda n: print(".", end="", file=sys.stderr, flush=True))
+        ingest_s = time.perf_counter() - t0
+        print(file=sys.stderr)
+        assert report.loaded == len(evs), report.rejected[:3]
+    counts = graph.driver.execute_query(
+        "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS rels").records[0]
+
+    ds_flow, col_flow = ground_truth(ts)
+    by_layer = {layer: [t for t in ts if t.layer == layer] for layer in range(4)}
+    sources = rng.sample(by_layer[0] + by_layer[1], a.samples)
+    dashes = rng.sample(by_layer[3], a.samples)
+    staging = rng.sample(by_layer[1], a.samples)
+    # the hubs: the sources with the most downstream datasets (the worst case for blast radius)
+    hubs = sorted(by_layer[0], key=lambda t: -len(nx.descendants(ds_flow, t.name)))[:max(5, a.samples // 4)]
+    src_cols = [(t.name, rng.choice(t.columns)) for t in rng.sample(by_layer[0], a.samples)]
+
+    results: dict[str, dict[str, Any]] = {}
+    mismatches = 0
+
+    def record(name: str, ours: list[float], floor: list[float] | None, sizes: list[int]) -> None:
+        row = {"p50_ms": statistics.median(ours), "p95_ms": percentile(ours, 95),
+               "median_answer_size": statistics.median(sizes), "max_answer_size": max(sizes)}
+        if floor:
+            row["floor_p50_ms"] = statistics.median(floor)
+            row["ratio_p50"] = row["p50_ms"] / max(row["floor_p50_ms"], 1e-6)
+        results[name] = row
+        print(f"{name:38s} p50 {row['p50_ms']:8.1f} ms  p95 {row['p95_ms']:8.1f} ms"
+              + (f"  floor {row['floor_p50_ms']:7.2f} ms  x{row['ratio_p50']:.0f}" if floor else ""),
+              file=sys.stderr)
+
+    for depth in (5, 10, 20):
+        ours, floor, sizes = [], [], []
+        for t in sources:
+            ms, ans = timed(lambda t=t: dataset_blast_radius(graph, NS, t.name, depth))
+            fl, truth = timed(lambda t=t: nx.single_source_shortest_path_length(ds_flow, t.name, cutoff=depth))
+            got = {i.name: i.distance for i in ans.impacted if i.kind == "dataset"}
+            mismatches += got != {k: v for k, v in truth.items() if k != t.name}
+            ours.append(ms)
+            floor.append(fl)
+            sizes.append(len(ans.impacted))
+        record(f"blast radius, dataset, depth {depth}", ours, floor, sizes)
+
+    ours, floor, sizes = [], [], []
+    for t in hubs:
+        ms, ans = timed(lambda t=t: dataset_blast_radius(graph, NS, t.name, 20))
+        fl, truth = timed(lambda t=t: nx.single_source_shortest_path_length(ds_flow, t.name, cutoff=20))
+        mismatches += {i.name for i in ans.impacted if i.kind == "dataset"} != set(truth) - {t.name}
+        ours.append(ms)
+        floor.append(fl)
+        sizes.append(len(ans.impacted))
+    record("blast radius, dataset, hubs, depth 20", ours, floor, sizes)
+
+    ours, floor, sizes = [], [], []
+    for name, col in src_cols:
+        ms, ans = timed(lambda n=name, c=col: column_blast_radius(graph, NS, n, c, 20))
+        fl, truth = timed(lambda n=name, c=col: nx.single_source_shortest_path_length(col_flow, (n, c), cutoff=20)
+                          if (n, c) in col_flow else {})
+        mismatches += {i.name for i in ans.impacted} != {f"{d}.{c}" for (d, c) in truth if (d, c) != (name, col)}
+        ours.append(ms)
+        floor.append(fl)
+        sizes.append(len(ans.impacted))
+    record("blast radius, column, depth 20", ours, floor, sizes)
+
+    rev = ds_flow.reverse(copy=False)
+    ours, floor, sizes = [], [], []
+    for t in dashes:
+        ms, ans = timed(lambda t=t: dataset_upstream(graph, NS, t.name, 20))
+        fl, truth = timed(lambda t=t: nx.single_source_shortest_path_length(rev, t.name, cutoff=20))
+        mismatches += {i.name for i in ans.impacted} != set(truth) - {t.name}
+        ours.append(ms)
+        floor.append(fl)
+        sizes.append(len(ans.impacted))
+    record("upstream, dataset, depth 20", ours, floor, sizes)
+
+    ours, sizes = [], []
+    for t in dashes:
+        ms, ans = timed(lambda t=t: root_cause_dataset(graph, NS, t.name, 20))
+        ours.append(ms)
+        sizes.append(ans.examined)
+    record("root cause, dataset, depth 20", ours, None, sizes)
+
+    ours, sizes = [], []
+    for name, col in src_cols:
+        ms, ans = timed(lambda n=name, c=col: where_column_goes(graph, NS, n, c, 20))
+        ours.append(ms)
+        sizes.append(len(ans.reaches))
+    record("GDPR where, column, depth 20", ours, None, sizes)
+
+    for depth in (5, 10):
+        ours, sizes = [], []
+        for t in staging:
+            ms, ans = timed(lambda t=t: lineage(graph, f"dataset:{NS}:{t.name}", depth))
+            ours.append(ms)
+            sizes.append(len(ans["graph"]))
+        record(f"Marquez-shaped lineage, depth {depth}", ours, None, sizes)
+
+    meta = {"datasets": len(ts), "columns": n_columns, "events": len(evs),
+            "nodes": counts["nodes"], "relationships": counts["rels"], "samples": a.samples,
+            "ingest_s": ingest_s, "ingest_events_per_s": len(evs) / ingest_s if ingest_s else None,
+            "answers_differing_from_ground_truth": mismatches,
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            "neo4j": settings.neo4j_version}
+    print(json.dumps(meta, indent=2), file=sys.stderr)
+    print("| question | p50 ms | p95 ms | in-memory floor p50 ms | ours / floor | answer size median (max) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in results.items():
+        floor_s = f"{r['floor_p50_ms']:.2f}" if "floor_p50_ms" in r else "-"
+        ratio = f"{r['ratio_p50']:.0f}x" if "ratio_p50" in r else "-"
+        print(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {floor_s} | {ratio} | {r['median_answer_size']:.0f} ({r['max_answer_size']}) |")
+    if a.json:
+        a.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    graph.close()
+    if mismatches:
+        sys.exit(f"{mismatches} answers differ from the generator's ground truth")
+
+
+if __name__ == "__main__":
+    main()
