@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None) -> 
     read = Depends(_require(tokens, "read"))
     G = Annotated[Graph, Depends(get_graph)]
     Depth = Annotated[int | None, Query(ge=1, description="Hops to follow; default 20, clamped to 50.")]
-    AsOf = Annotated[str | None, Query(alias="asOf", description="ISO time: only lineage first seen by then.")]
+    AsOf = Annotated[str | None, Query(alias="asOf", description="ISO time: only lineage seen by then.")]
     Ns = Annotated[str, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]
     Name = Annotated[str, Query(min_length=1, description="Dataset or job name")]
     Limit = Annotated[int, Query(ge=1, description="Page size (clamped to the configured maximum).")]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -14,6 +16,11 @@ from rich.table import Table
 
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from graph.db import Graph
+
+T = TypeVar("T")
 
 app = typer.Typer(
     help="lineage-graph: an OpenLineage lineage store on Neo4j, with impact analysis.\n\n"
@@ -267,7 +274,7 @@ root_app = typer.Typer(help="Root cause: which upstream run, input or schema cha
 app.add_typer(root_app, name="root-cause")
 
 
-def _when(as_of: str | None):  # type: ignore[no-untyped-def]
+def _when(as_of: str | None) -> datetime | None:
     from ingest.times import parse_time
 
     try:
@@ -276,7 +283,7 @@ def _when(as_of: str | None):  # type: ignore[no-untyped-def]
         raise _fail(f"--as-of: {e}", code=2) from e
 
 
-def _ask(ask):  # type: ignore[no-untyped-def]
+def _ask(ask: Callable[[Graph], T]) -> T:
     try:
         with _open_graph(get_settings()) as graph:
             return ask(graph)

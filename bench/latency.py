@@ -136,8 +136,9 @@ def main() -> None:
     for depth in (5, 10, 20):
         ours, floor, sizes = [], [], []
         for t in sources:
-            ms, ans = timed(lambda t=t: dataset_blast_radius(graph, NS, t.name, depth))
-            fl, truth = timed(lambda t=t: nx.single_source_shortest_path_length(ds_flow, t.name, cutoff=depth))
+            ms, ans = timed(lambda t=t, d=depth: dataset_blast_radius(graph, NS, t.name, d))
+            fl, truth = timed(lambda t=t, d=depth: nx.single_source_shortest_path_length(
+                ds_flow, t.name, cutoff=d))
             got = {i.name: i.distance for i in ans.impacted if i.kind == "dataset"}
             mismatches += got != {k: v for k, v in truth.items() if k != t.name}
             ours.append(ms)
@@ -158,9 +159,10 @@ def main() -> None:
     ours, floor, sizes = [], [], []
     for name, col in src_cols:
         ms, ans = timed(lambda n=name, c=col: column_blast_radius(graph, NS, n, c, 20))
-        fl, truth = timed(lambda n=name, c=col: nx.single_source_shortest_path_length(col_flow, (n, c), cutoff=20)
-                          if (n, c) in col_flow else {})
-        mismatches += {i.name for i in ans.impacted} != {f"{d}.{c}" for (d, c) in truth if (d, c) != (name, col)}
+        fl, truth = timed(lambda n=name, c=col: nx.single_source_shortest_path_length(
+            col_flow, (n, c), cutoff=20) if (n, c) in col_flow else {})
+        expected = {f"{d}.{c}" for (d, c) in truth if (d, c) != (name, col)}
+        mismatches += {i.name for i in ans.impacted} != expected
         ours.append(ms)
         floor.append(fl)
         sizes.append(len(ans.impacted))
@@ -194,7 +196,7 @@ def main() -> None:
     for depth in (5, 10):
         ours, sizes = [], []
         for t in staging:
-            ms, ans = timed(lambda t=t: lineage(graph, f"dataset:{NS}:{t.name}", depth))
+            ms, ans = timed(lambda t=t, d=depth: lineage(graph, f"dataset:{NS}:{t.name}", d))
             ours.append(ms)
             sizes.append(len(ans["graph"]))
         record(f"Marquez-shaped lineage, depth {depth}", ours, None, sizes)
@@ -211,7 +213,8 @@ def main() -> None:
     for name, r in results.items():
         floor_s = f"{r['floor_p50_ms']:.2f}" if "floor_p50_ms" in r else "-"
         ratio = f"{r['ratio_p50']:.0f}x" if "ratio_p50" in r else "-"
-        print(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {floor_s} | {ratio} | {r['median_answer_size']:.0f} ({r['max_answer_size']}) |")
+        print(f"| {name} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {floor_s} | {ratio} "
+              f"| {r['median_answer_size']:.0f} ({r['max_answer_size']}) |")
     if a.json:
         a.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     graph.close()

@@ -103,7 +103,7 @@ def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
 
     ids = {fid(r["namespace"], r["dataset"], r["field"]) for r in rows}
     out_edges: dict[str, list[str]] = {}
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for r in rows:
         me = fid(r["namespace"], r["dataset"], r["field"])
         inputs = [i for i in r["inputs"] if fid(i["namespace"], i["dataset"], i["field"]) in ids]
@@ -124,10 +124,10 @@ def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
                                      "description": i["description"]}],
                 "job": f"{i['jobNamespace']}:{i['job']}",
                 "lastSeen": _iso(i["lastSeen"])} for i in inputs],
-        }, "inEdges": sorted({fid(i["namespace"], i["dataset"], i["field"]) for i in inputs})})
+        }, "inEdges": [{"origin": o, "destination": me} for o in
+                       sorted({fid(i["namespace"], i["dataset"], i["field"]) for i in inputs})]})
     for n in nodes:
         me = n["id"]
-        n["inEdges"] = [{"origin": o, "destination": me} for o in n["inEdges"]]
         n["outEdges"] = [{"origin": me, "destination": d} for d in sorted(set(out_edges.get(me, [])))]
     return {"graph": nodes}
 

@@ -34,9 +34,9 @@ CALL (n) {
                   errorLanguage: r.errorLanguage}) AS latestRuns, count(j) AS producers
 }
 CALL (n) {
-  OPTIONAL MATCH (:Job)<-[:OF]-(r:Run {state: 'COMPLETE'})
-  WHERE EXISTS { (r)-[:OF]->(:Job)-[:WRITES]->(n) } AND ($asOf IS NULL OR r.completeTime <= $asOf)
-  WITH DISTINCT r ORDER BY r.completeTime DESC LIMIT 30
+  OPTIONAL MATCH (n)<-[:WRITES]-(:Job)<-[:OF]-(r:Run {state: 'COMPLETE'})
+  WITH DISTINCT r WHERE r IS NULL OR $asOf IS NULL OR r.completeTime <= $asOf
+  WITH r ORDER BY r.completeTime DESC LIMIT 30
   RETURN collect(r.completeTime) AS successes
 }
 CALL (n) {

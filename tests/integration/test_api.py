@@ -131,7 +131,8 @@ def test_lookups_paginate_and_clamp(api: TestClient) -> None:
     ("/api/v1/impact/dataset", {"namespace": NS}, 422, "name"),
     ("/api/v1/root-cause/dataset", {"namespace": NS, "name": "raw.users", "asOf": "yesterday"}, 422, "asOf"),
     ("/api/v1/lineage", {"nodeId": "table:x:y"}, 422, "nodeId"),
-    ("/api/v1/where", {"namespace": NS, "dataset": "raw.users", "column": "email", "format": "xml"}, 422, "format"),
+    ("/api/v1/where", {"namespace": NS, "dataset": "raw.users", "column": "email", "format": "xml"},
+     422, "format"),
     ("/api/v1/datasets", {"limit": 0}, 422, "limit"),
 ])
 def test_error_paths(api: TestClient, path: str, params: dict[str, object], status: int,
@@ -162,8 +163,9 @@ def test_tokens_are_scoped(shop: Graph) -> None:
         assert c.get(url, params=params).status_code == 401
         assert c.get(url, params=params, headers={"Authorization": "Bearer wrong-token"}).status_code == 401
         assert c.get(url, params=params, headers={"Authorization": "Basic abc"}).status_code == 401
-        assert c.get(url, params=params, headers={"Authorization": "Bearer reader-token-1"}).status_code == 200
-        assert c.get(url, params=params, headers={"Authorization": "Bearer writer-token-1"}).status_code == 200
+        for token in ("reader-token-1", "writer-token-1"):
+            auth = {"Authorization": f"Bearer {token}"}
+            assert c.get(url, params=params, headers=auth).status_code == 200
         assert c.get("/health").status_code == 200
 
 
@@ -180,3 +182,16 @@ def test_openapi_docs_are_served(api: TestClient) -> None:
     spec = api.get("/openapi.json").json()
     assert {"/api/v1/lineage", "/api/v1/column-lineage", "/api/v1/where",
             "/api/v1/root-cause/dataset"} <= set(spec["paths"])
+
+
+def test_marquez_lineage_from_a_job_counts_depth_in_jobs(api: TestClient) -> None:
+    one = api.get("/api/v1/lineage", params={"nodeId": "job:shop-nightly:enrich_orders", "depth": 1})
+    assert {n["id"] for n in one.json()["graph"]} == {
+        "job:shop-nightly:enrich_orders", f"dataset:{NS}:staging.users_clean",
+        f"dataset:{NS}:raw.orders", f"dataset:{NS}:marts.orders_enriched"}
+    two = {n["id"] for n in api.get("/api/v1/lineage", params={
+        "nodeId": "job:shop-nightly:enrich_orders", "depth": 2}).json()["graph"]}
+    assert {"job:shop-nightly:revenue_by_country", "job:shop-nightly:clean_users",
+            "job:shop-nightly:load_orders", f"dataset:{NS}:marts.revenue_by_country",
+            f"dataset:{NS}:raw.users"} <= two
+    assert "job:shop-nightly:ml_user_features" not in two  # reads raw.orders too: a sibling

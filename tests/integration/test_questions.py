@@ -193,8 +193,9 @@ def _pipeline(day: int, *, stage: str | None = "COMPLETE", raw_columns: list[str
     if stage is not None:
         job("stage", 10, [raw_in], [dataset("stage", lineage={"id": [("raw", "id", "DIRECT", "IDENTITY")]})],
             state=stage, error="division by zero in amount_eur" if stage == "FAIL" else None)
-    job("mart", 20, [dataset("stage")], [dataset("mart", lineage={"id": [("stage", "id", "DIRECT", "IDENTITY")]})])
-    job("dash", 30, [dataset("mart")], [dataset("dash", lineage={"id": [("mart", "id", "DIRECT", "IDENTITY")]})])
+    for name, source, minute in (("mart", "stage", 20), ("dash", "mart", 30)):
+        job(name, minute, [dataset(source)],
+            [dataset(name, lineage={"id": [(source, "id", "DIRECT", "IDENTITY")]})])
     return events
 
 
