@@ -14,10 +14,13 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from api.auth import Tokens, is_loopback, parse_tokens
+from api.metrics import Counters, render
+from api.receive import BodyError, check_media_type, parse
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable, NotFound, QueryError, QueryTimeout
 from graph.settings import Settings, get_settings
@@ -25,6 +28,7 @@ from impact import blast_radius as br
 from impact import freshness as fr
 from impact import gdpr, root_cause, upstream
 from impact import lineage_graph as lg
+from ingest.log import GroupCommitter, LogError, SQLiteLog
 from ingest.times import parse_time
 
 log = logging.getLogger(__name__)
@@ -33,11 +37,26 @@ API = "/api/v1"
 RETRY_AFTER_S = 5
 
 
-def create_app(settings: Settings | None = None, graph: Graph | None = None) -> FastAPI:
-    """The application. ``graph`` is opened from ``settings`` on first use when not given."""
+def create_app(settings: Settings | None = None, graph: Graph | None = None,
+               events: SQLiteLog | None = None) -> FastAPI:
+    """The application. ``graph`` and the event log are opened from ``settings`` on first use."""
     settings = settings or get_settings()
     tokens = parse_tokens(settings.api_tokens)
     state: dict[str, Graph] = {} if graph is None else {"graph": graph}
+    logs: dict[str, Any] = {} if events is None else {"log": events}
+    counters = Counters()
+
+    def get_log() -> SQLiteLog:
+        if "log" not in logs:
+            logs["log"] = SQLiteLog(settings.log_path)
+        found: SQLiteLog = logs["log"]
+        return found
+
+    def committer() -> GroupCommitter:
+        if "committer" not in logs:
+            logs["committer"] = GroupCommitter(get_log())
+        found: GroupCommitter = logs["committer"]
+        return found
 
     def get_graph() -> Graph:
         if "graph" not in state:
@@ -57,6 +76,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None) -> 
     _errors(app)
 
     read = Depends(_require(tokens, "read"))
+    write = Depends(_require(tokens, "write"))
     G = Annotated[Graph, Depends(get_graph)]
     Depth = Annotated[int | None, Query(ge=1, description="Hops to follow; default 20, clamped to 50.")]
     AsOf = Annotated[str | None, Query(alias="asOf", description="ISO time: only lineage seen by then.")]
@@ -68,6 +88,62 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None) -> 
     @app.get("/health", tags=["ops"], summary="Alive")
     def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.post(f"{API}/lineage", tags=["ingest"], dependencies=[write], status_code=201,
+              summary="Receive OpenLineage events: one, a JSON array, or NDJSON",
+              responses={201: {"description": "at least one event accepted (durably logged)"},
+                         400: {"description": "no event accepted, or the body is not JSON"},
+                         413: {"description": "body over the size limit"},
+                         415: {"description": "not JSON or NDJSON"}})
+    async def receive(request: Request) -> JSONResponse:
+        try:
+            kind = check_media_type(request.headers.get("content-type"))
+            declared = request.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > settings.max_body_bytes:
+                raise BodyError(413, f"body of {declared} bytes is over the limit of "
+                                     f"{settings.max_body_bytes} bytes: split it")
+            body = bytearray()
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > settings.max_body_bytes:
+                    raise BodyError(413, f"body is over the limit of {settings.max_body_bytes} "
+                                         "bytes: split it")
+            verdict = parse(bytes(body), kind)
+        except BodyError as e:
+            counters.add(rejected={_reason(e.status): 1}, status=e.status)
+            return JSONResponse({"error": e.message}, status_code=e.status)
+        rejected_by = {"invalid_event": len(verdict.rejected)} if verdict.rejected else {}
+        if not verdict.accepted:
+            counters.add(rejected=rejected_by, status=400)
+            return JSONResponse({"accepted": 0, "rejected": verdict.rejected}, status_code=400)
+        try:
+            seqs = await run_in_threadpool(committer().submit, verdict.accepted)
+        except LogError as e:
+            log.error("event log append failed: %s", e)
+            counters.add(status=503)
+            return JSONResponse({"error": "the event log cannot be written; nothing was accepted",
+                                 "detail": str(e)}, status_code=503,
+                                headers={"Retry-After": str(RETRY_AFTER_S)})
+        counters.add(accepted=len(seqs), rejected=rejected_by, status=201)
+        return JSONResponse({"accepted": len(seqs), "first_seq": seqs[0], "last_seq": seqs[-1],
+                             "rejected": verdict.rejected}, status_code=201)
+
+    @app.get("/ready", tags=["ops"], summary="Ready: the log is writable and Neo4j answers")
+    def ready() -> JSONResponse:
+        checks = {"log": get_log().writable()}
+        try:
+            get_graph().driver.verify_connectivity()
+            checks["neo4j"] = True
+        except Exception:
+            checks["neo4j"] = False
+        ok = all(checks.values())
+        return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+
+    @app.get("/metrics", tags=["ops"], summary="Prometheus metrics",
+             response_class=PlainTextResponse)
+    def metrics() -> PlainTextResponse:
+        return PlainTextResponse(render(counters, get_log()),
+                                 media_type="text/plain; version=0.0.4")
 
     @app.get(f"{API}/namespaces", tags=["lookup"], dependencies=[read])
     def namespaces(graph: G) -> dict[str, Any]:
@@ -181,6 +257,10 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None) -> 
         return _bad_node(lambda: lg.column_lineage(graph, node_id, depth, with_downstream))
 
     return app
+
+
+def _reason(status: int) -> str:
+    return {413: "too_large", 415: "unsupported_media_type"}.get(status, "invalid_body")
 
 
 def _require(tokens: Tokens, scope: str) -> Callable[[Request], None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -504,6 +505,206 @@ def serve_cmd(
         pass
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+
+
+@app.command("worker")
+def worker_cmd(
+    once: Annotated[bool, typer.Option("--once", help="Load what the log holds now, then exit.")] = False,
+) -> None:
+    """Consume the event log into Neo4j (what `lineage up` runs). Stops cleanly on Ctrl-C/SIGTERM."""
+    import signal
+    import threading
+
+    from ingest.log import SQLiteLog
+    from ingest.worker import Worker
+
+    settings = get_settings()
+    events = SQLiteLog(settings.log_path)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        with _open_graph(settings) as graph:
+            worker = Worker(graph, events, settings.worker_batch, settings.batch_size,
+                            settings.facet_max_bytes)
+
+            def report(r) -> None:  # type: ignore[no-untyped-def]
+                err.print(f"batch: {r.events} events, {r.loaded} loaded, {r.duplicates} duplicates, "
+                          f"{r.dead} dead letters, {r.seconds:.2f} s; lag {worker.lag()}",
+                          highlight=False)
+
+            if once:
+                while (r := worker.run_once()) is not None:
+                    report(r)
+                return
+            err.print(f"worker: consuming {settings.log_path} (lag {worker.lag()} events)")
+            with contextlib.suppress(KeyboardInterrupt):
+                worker.run(stop, settings.worker_poll, report)
+            err.print("worker: stopped")
+    except LineageError as e:
+        raise _fail(str(e)) from e
+
+
+@app.command("replay")
+def replay_cmd(
+    wipe: Annotated[bool, typer.Option("--wipe", help="Empty the graph first (it must be empty "
+                                                       "otherwise).")] = False,
+) -> None:
+    """Rebuild the graph from the event log alone, from its first event."""
+    from ingest.log import SQLiteLog
+    from ingest.pipeline import IngestReport
+    from ingest.read import RawItem
+    from ingest.worker import CONSUMER
+
+    settings = get_settings()
+    events = SQLiteLog(settings.log_path)
+    total = events.count()
+    report = IngestReport()
+    try:
+        with _open_graph(settings) as graph:
+            with graph.driver.session() as session:
+                nodes = session.run("MATCH (n) RETURN count(n) AS n").single(strict=True)["n"]
+                if nodes and not wipe:
+                    raise _fail(f"the graph holds {nodes} nodes: replay rebuilds an empty graph; "
+                                "add --wipe to empty it first", code=2)
+                if nodes:
+                    session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+                                ).consume()
+            ingester = _ingester(graph, settings, None)
+            with Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("events", total=total)
+                last = 0
+                for chunk in _chunks(events.scan(), 5000):
+                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event) for e in chunk], report,
+                                    progress=lambda n: bar.advance(task, n))
+                    last = chunk[-1].seq
+            events.commit(CONSUMER, last)
+    except LineageError as e:
+        raise _fail(str(e)) from e
+    out.print(f"replayed {report.read} events: {report.loaded} loaded, {report.duplicates} duplicates, "
+              f"{len(report.rejected)} rejected")
+
+
+def _chunks(it, size: int):  # type: ignore[no-untyped-def]
+    chunk = []
+    for x in it:
+        chunk.append(x)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@app.command("dead-letters")
+def dead_letters_cmd(
+    retry: Annotated[bool, typer.Option("--retry", help="Try to load each one again.")] = False,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """Events that passed validation but could not be loaded, with the reason; --retry them."""
+    from ingest.log import SQLiteLog
+    from ingest.worker import retry_dead_letters
+
+    settings = get_settings()
+    events = SQLiteLog(settings.log_path)
+    if retry:
+        ok, failed = _ask(lambda g: retry_dead_letters(g, events, settings.facet_max_bytes))
+        out.print(f"retried: {ok} loaded, {failed} still failing")
+        return
+    letters = events.dead_letters()
+    if as_json:
+        _dump([{"id": d.id, "seq": d.seq, "reason": d.reason, "failedAt": d.failed_at,
+                "retries": d.retries, "event": d.event} for d in letters])
+        return
+    if not letters:
+        out.print("no dead letters")
+        return
+    table = Table(title="dead letters")
+    for c in ("id", "log seq", "reason", "retries"):
+        table.add_column(c)
+    for d in letters:
+        table.add_row(str(d.id), str(d.seq), d.reason, str(d.retries))
+    out.print(table)
+
+
+@app.command("export")
+def export_cmd(
+    directory: Annotated[Path, typer.Argument(help="Where to write date=YYYY-MM-DD/ partitions")],
+    fmt: Annotated[str, typer.Option("--format", help="Only parquet for now.")] = "parquet",
+) -> None:
+    """Write the event log as date-partitioned Parquet (for a data lake, or `ingest --engine spark`)."""
+    from ingest.export import export_parquet
+    from ingest.log import SQLiteLog
+
+    if fmt != "parquet":
+        raise _fail(f"--format {fmt}: only parquet is supported", code=2)
+    events = SQLiteLog(get_settings().log_path)
+    files, rows = export_parquet(events, directory)
+    out.print(f"wrote {rows} events to {files} Parquet files under {directory}")
+
+
+@app.command("up")
+def up_cmd() -> None:
+    """Start Neo4j, the API and the worker (each its own process); print where they are."""
+    from api import processes
+
+    settings = get_settings()
+    if settings.uses_local_server:
+        with err.status("starting Neo4j (the first start assembles it with Maven)…"):
+            try:
+                _server(settings).start()
+            except LineageError as e:
+                raise _fail(str(e)) from e
+    api_proc = processes.start(settings, "api")
+    worker_proc = processes.start(settings, "worker")
+    url = f"http://{settings.api_host}:{settings.api_port}"
+    if not processes.wait_http(f"{url}/health"):
+        raise _fail(f"the API did not answer at {url}; see {api_proc.log}")
+    _print_up(settings)
+    out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {worker_proc.log.parent}")
+
+
+@app.command("down")
+def down_cmd() -> None:
+    """Stop the worker, the API and the local Neo4j."""
+    from api import processes
+
+    settings = get_settings()
+    for name in ("worker", "api"):
+        out.print(f"{name}: {'stopped' if processes.stop(settings, name) else 'was not running'}")
+    if settings.uses_local_server:
+        out.print("neo4j: " + ("stopped" if _server(settings).stop() else "was not running"))
+
+
+@app.command("status")
+def status_cmd() -> None:
+    """Neo4j, the API and the worker: running or not, where, and the worker's lag. Exit 1 if any is down."""
+    if not _print_up(get_settings()):
+        raise typer.Exit(1)
+
+
+def _print_up(settings: Settings) -> bool:
+    from api import processes
+    from graph.local_server import external_status
+    from ingest.log import SQLiteLog
+    from ingest.worker import CONSUMER
+
+    neo = _server(settings).status() if settings.uses_local_server else external_status(settings)
+    table = Table(show_header=False, box=None)
+    table.add_row("neo4j", neo.state, f"{neo.bolt_uri}  Browser {neo.browser_url}")
+    ok = neo.state in ("running", "external")
+    for name in processes.SERVICES:
+        p = processes.status(settings, name)
+        where = f"http://{settings.api_host}:{settings.api_port} (docs at /docs)" if name == "api" else ""
+        table.add_row(name, "running" if p.running else "stopped",
+                      f"pid {p.pid}  {where}  log {p.log}" if p.running else f"log {p.log}")
+        ok = ok and p.running
+    events = SQLiteLog(settings.log_path)
+    lag = events.last_seq() - events.position(CONSUMER)
+    table.add_row("log", f"{events.last_seq()} events", f"worker lag {lag} events, "
+                  f"{len(events.dead_letters())} dead letters  ({settings.log_path})")
+    out.print(table)
+    return ok
 
 
 def main() -> None:

@@ -51,6 +51,13 @@ class Settings(BaseSettings):
     api_tokens: str | None = None
     """``token:scope`` pairs, comma-separated; scope ``read`` or ``write`` (write includes read)."""
     api_max_page: int = Field(default=500, ge=1)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
+    """Largest POST body accepted (413 beyond); never below 1 MiB."""
+
+    log_file: Path | None = None
+    """The event log's SQLite file; default ``<state_dir>/log/events.db``."""
+    worker_batch: int = Field(default=1000, ge=1)
+    worker_poll: float = Field(default=0.2, gt=0)
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)
 
@@ -62,6 +69,11 @@ class Settings(BaseSettings):
     @property
     def neo4j_home(self) -> Path:
         return self.state_dir / "neo4j"
+
+    @property
+    def log_path(self) -> Path:
+        """The embedded event log (SQLite, WAL)."""
+        return self.log_file or self.state_dir / "log" / "events.db"
 
 
 @lru_cache(maxsize=1)

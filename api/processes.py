@@ -1,0 +1,97 @@
+"""``lineage up`` / ``down`` / ``status``: Neo4j, the API and the worker, each its own process.
+
+The API and the worker run detached, with their output in ``<state>/logs/{api,worker}.log`` and
+their pids in ``<state>/run/{api,worker}.pid``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from graph.settings import Settings
+
+SERVICES = ("api", "worker")
+
+
+@dataclass(frozen=True)
+class Proc:
+    name: str
+    pid: int | None
+    running: bool
+    log: Path
+
+
+def _pid_file(settings: Settings, name: str) -> Path:
+    return settings.state_dir / "run" / f"{name}.pid"
+
+
+def _log_file(settings: Settings, name: str) -> Path:
+    return settings.state_dir / "logs" / f"{name}.log"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped) is not running
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        return state != "Z"
+    except OSError:
+        return True
+
+
+def status(settings: Settings, name: str) -> Proc:
+    pid_file = _pid_file(settings, name)
+    pid = int(pid_file.read_text()) if pid_file.exists() else None
+    return Proc(name, pid, pid is not None and _alive(pid), _log_file(settings, name))
+
+
+def start(settings: Settings, name: str) -> Proc:
+    current = status(settings, name)
+    if current.running:
+        return current
+    log = _log_file(settings, name)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    _pid_file(settings, name).parent.mkdir(parents=True, exist_ok=True)
+    args = [sys.executable, "-m", "api.cli", "serve" if name == "api" else "worker"]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=os.environ.copy())
+    _pid_file(settings, name).write_text(str(proc.pid))
+    return Proc(name, proc.pid, True, log)
+
+
+def stop(settings: Settings, name: str, timeout: float = 15.0) -> bool:
+    current = status(settings, name)
+    if not current.running or current.pid is None:
+        _pid_file(settings, name).unlink(missing_ok=True)
+        return False
+    os.kill(current.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(current.pid):
+        time.sleep(0.1)
+    if _alive(current.pid):
+        os.kill(current.pid, signal.SIGKILL)
+    _pid_file(settings, name).unlink(missing_ok=True)
+    return True
+
+
+def wait_http(url: str, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return True
+        except OSError:
+            time.sleep(0.2)
+    return False

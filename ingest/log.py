@@ -1,0 +1,264 @@
+"""The durable event log: every accepted event is appended here before it is acknowledged.
+
+Append-only, ordered by sequence number, replayable from the beginning. The embedded default is
+SQLite in WAL mode with ``synchronous=FULL`` (a commit is on disk when ``append`` returns), safe
+with several API processes (SQLite's locking, with a busy timeout). Concurrent requests in one
+process share commits through :class:`GroupCommitter`, so throughput does not collapse to one
+fsync per request.
+
+The worker's position and the dead letters live in the same file. A deployment that wants Kafka
+implements :class:`EventLog` on top of a topic (append = produce with acks=all, read = consume
+from an offset, the position = the consumer group's committed offset).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from graph.errors import LineageError
+
+
+class LogError(LineageError):
+    """The event log cannot be written or read."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    seq: int
+    received: float  # unix time the log accepted it
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    id: int
+    seq: int
+    event: dict[str, Any]
+    reason: str
+    failed_at: float
+    retries: int
+
+
+class EventLog(Protocol):
+    def append(self, events: Sequence[dict[str, Any]]) -> list[int]: ...
+    def read(self, after: int, limit: int) -> list[Entry]: ...
+    def last_seq(self) -> int: ...
+    def position(self, consumer: str) -> int: ...
+    def commit(self, consumer: str, seq: int) -> None: ...
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    received REAL NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS positions (
+    consumer TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stats (
+    key TEXT PRIMARY KEY,
+    value REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    failed_at REAL NOT NULL,
+    retries INTEGER NOT NULL DEFAULT 0,
+    resolved INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+class SQLiteLog:
+    """The embedded event log. One connection per thread; open it in each process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._conn() as c:
+            c.executescript(_SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA busy_timeout=30000")
+            except sqlite3.Error as e:
+                raise LogError(f"cannot open the event log {self.path}: {e}") from e
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def append(self, events: Sequence[dict[str, Any]]) -> list[int]:
+        """Append in one durable transaction; returns the sequence numbers, in order."""
+        if not events:
+            return []
+        now = time.time()
+        rows = [(now, json.dumps(e, separators=(",", ":"), ensure_ascii=False)) for e in events]
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            first = None
+            for row in rows:
+                cur = conn.execute("INSERT INTO events (received, body) VALUES (?, ?)", row)
+                first = first if first is not None else cur.lastrowid
+            conn.execute("COMMIT")
+        except sqlite3.Error as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise LogError(f"cannot append to the event log {self.path}: {e}") from e
+        assert first is not None
+        return list(range(first, first + len(rows)))
+
+    def read(self, after: int, limit: int) -> list[Entry]:
+        cur = self._conn().execute(
+            "SELECT seq, received, body FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
+        return [Entry(seq, received, json.loads(body)) for seq, received, body in cur]
+
+    def scan(self, batch: int = 5000) -> Iterator[Entry]:
+        """Every entry from the beginning, in order."""
+        after = 0
+        while entries := self.read(after, batch):
+            yield from entries
+            after = entries[-1].seq
+
+    def last_seq(self) -> int:
+        row = self._conn().execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+        return int(row[0])
+
+    def count(self) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def received_at(self, seq: int) -> float | None:
+        row = self._conn().execute("SELECT received FROM events WHERE seq = ?", (seq,)).fetchone()
+        return float(row[0]) if row else None
+
+    def position(self, consumer: str) -> int:
+        row = self._conn().execute("SELECT seq FROM positions WHERE consumer = ?", (consumer,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def commit(self, consumer: str, seq: int) -> None:
+        self._conn().execute(
+            "INSERT INTO positions (consumer, seq, updated) VALUES (?, ?, ?) "
+            "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated = excluded.updated",
+            (consumer, seq, time.time()))
+
+    def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:
+        self._conn().execute(
+            "INSERT INTO dead_letters (seq, body, reason, failed_at) VALUES (?, ?, ?, ?)",
+            (seq, json.dumps(event, separators=(",", ":")), reason, time.time()))
+
+    def dead_letters(self, include_resolved: bool = False) -> list[DeadLetter]:
+        where = "" if include_resolved else "WHERE resolved = 0"
+        cur = self._conn().execute(
+            f"SELECT id, seq, body, reason, failed_at, retries FROM dead_letters {where} ORDER BY id")
+        return [DeadLetter(i, s, json.loads(b), r, f, n) for i, s, b, r, f, n in cur]
+
+    def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None:
+        if ok:
+            self._conn().execute("UPDATE dead_letters SET resolved = 1, retries = retries + 1 "
+                                 "WHERE id = ?", (id_,))
+        else:
+            self._conn().execute("UPDATE dead_letters SET retries = retries + 1, reason = ?, "
+                                 "failed_at = ? WHERE id = ?", (reason, time.time(), id_))
+
+    def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None:
+        """Record worker statistics (set some, add to others) for /metrics in another process."""
+        conn = self._conn()
+        for k, v in values.items():
+            conn.execute("INSERT INTO stats (key, value) VALUES (?, ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (k, v))
+        for k, v in (add or {}).items():
+            conn.execute("INSERT INTO stats (key, value) VALUES (?, ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = value + excluded.value", (k, v))
+
+    def stats(self) -> dict[str, float]:
+        return {k: float(v) for k, v in self._conn().execute("SELECT key, value FROM stats")}
+
+    def writable(self) -> bool:
+        try:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            return True
+        except sqlite3.Error:
+            return False
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+
+
+class GroupCommitter:
+    """Shares one log commit among the appends of concurrent requests (group commit).
+
+    ``submit`` hands events to a writer thread and blocks until they are durable; the thread writes
+    whatever has queued up meanwhile in one transaction, so N concurrent requests cost one fsync.
+    """
+
+    def __init__(self, log: SQLiteLog, max_batch: int = 5000) -> None:
+        self.log = log
+        self.max_batch = max_batch
+        self._queue: queue.Queue[tuple[list[dict[str, Any]], Future[list[int]]] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
+        self._thread.start()
+
+    def submit(self, events: list[dict[str, Any]], timeout: float = 60.0) -> list[int]:
+        future: Future[list[int]] = Future()
+        self._queue.put((events, future))
+        return future.result(timeout=timeout)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            group = [item]
+            size = len(item[0])
+            while size < self.max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                group.append(nxt)
+                size += len(nxt[0])
+            try:
+                seqs = self.log.append([e for events, _ in group for e in events])
+            except Exception as e:  # every waiter learns the append failed; nothing was acked
+                for _, future in group:
+                    future.set_exception(e)
+                continue
+            start = 0
+            for events, future in group:
+                future.set_result(seqs[start:start + len(events)])
+                start += len(events)

@@ -1,0 +1,361 @@
+"""POST /api/v1/lineage, the durable log, the worker, dead letters, replay and export, against
+the real server. Nothing acknowledged may be lost; bad input gets a 4xx with a reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from neo4j import GraphDatabase
+
+from api.app import create_app
+from graph.db import Graph
+from graph.errors import DatabaseUnavailable
+from graph.settings import Settings
+from ingest.log import SQLiteLog
+from ingest.worker import CONSUMER, Worker, retry_dead_letters
+from tests.conftest import server_settings, wipe
+from tests.helpers import dataset, edges, ndjson, new_run_id, nodes, rows, run_event
+
+pytestmark = pytest.mark.integration
+LOCAL = ("127.0.0.1", 40001)
+INVALID = Path("OpenLineage__OpenLineage/proxy/fluentd/events")
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> SQLiteLog:
+    return SQLiteLog(tmp_path / "events.db")
+
+
+def _client(graph: Graph, log: SQLiteLog, tokens: str | None = None, limit: int = 1024 * 1024,
+            client: tuple[str, int] = LOCAL) -> TestClient:
+    return TestClient(create_app(Settings(api_tokens=tokens, max_body_bytes=limit), graph, log),
+                      client=client)
+
+
+@pytest.fixture
+def api(graph: Graph, log: SQLiteLog) -> Iterator[TestClient]:
+    with _client(graph, log) as c:
+        yield c
+
+
+def _events(n: int, job: str = "job") -> list[dict[str, Any]]:
+    return [run_event("COMPLETE", new_run_id(), f"{job}_{i}",
+                      outputs=[dataset(f"out_{i}", lineage={"c": [(f"in_{i}", "c", "DIRECT", "IDENTITY")]})])
+            for i in range(n)]
+
+
+def test_one_event_an_array_and_ndjson_are_logged_then_loaded(api: TestClient, graph: Graph,
+                                                              log: SQLiteLog) -> None:
+    one, arr, lines = _events(1, "one"), _events(3, "arr"), _events(2, "nd")
+    r = api.post("/api/v1/lineage", json=one[0])
+    assert r.status_code == 201 and r.json()["accepted"] == 1 and r.json()["rejected"] == []
+    assert api.post("/api/v1/lineage", json=arr).json()["accepted"] == 3
+    r = api.post("/api/v1/lineage", content=ndjson(lines), headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 201 and r.json()["accepted"] == 2
+    assert log.count() == 6 and log.position(CONSUMER) == 0   # logged, not yet loaded
+    worker = Worker(graph, log)
+    assert worker.run_once().events == 6  # type: ignore[union-attr]
+    assert worker.run_once() is None and worker.lag() == 0
+    jobs = {r["name"] for r in rows(graph, "MATCH (j:Job) RETURN j.name AS name")}
+    assert jobs == {"one_0", "arr_0", "arr_1", "arr_2", "nd_0", "nd_1"}
+
+
+def test_rejected_events_say_index_and_reason_and_do_not_drop_neighbours(api: TestClient,
+                                                                         log: SQLiteLog) -> None:
+    good = _events(2)
+    bad = {"eventType": "COMPLETE", "eventTime": "yesterday", "run": {"runId": "nope"},
+           "job": {"namespace": "ns", "name": "j"}, "producer": "x"}
+    r = api.post("/api/v1/lineage", json=[good[0], bad, good[1]])
+    assert r.status_code == 201
+    body = r.json()
+    assert body["accepted"] == 2 and [x["index"] for x in body["rejected"]] == [1]
+    assert any("runId" in reason for reason in body["rejected"][0]["reasons"])
+    assert any("eventTime" in reason for reason in body["rejected"][0]["reasons"])
+    text = json.dumps(good[0]) + "\n{not json\n" + json.dumps(good[1])
+    r = api.post("/api/v1/lineage", content=text, headers={"content-type": "application/x-ndjson"})
+    assert r.json()["accepted"] == 2 and r.json()["rejected"][0]["index"] == 1
+    assert "invalid JSON" in r.json()["rejected"][0]["reasons"][0]
+    assert log.count() == 4
+
+
+@pytest.mark.parametrize(("body", "ctype", "status", "says"), [
+    (b'{"eventType": "START",', "application/json", 400, "invalid JSON at line 1, column 23"),
+    (b"[" * 100_000 + b"]" * 100_000, "application/json", 400, "nested too deeply"),
+    (b"", "application/json", 400, "empty body"),
+    (b"[]", "application/json", 400, "empty array"),
+    (b"42", "application/json", 400, "expected a JSON object or array"),
+    (b"\xff\xfe garbage", "application/json", 400, "not UTF-8"),
+    (b"<event/>", "application/xml", 415, "unsupported content type application/xml"),
+    (b"{}", "", 415, "unsupported content type"),
+    (b'{"job": 1}', "application/json", 400, None),
+])
+def test_bad_bodies_get_4xx_with_a_reason(api: TestClient, log: SQLiteLog, body: bytes, ctype: str,
+                                          status: int, says: str | None) -> None:
+    r = api.post("/api/v1/lineage", content=body, headers={"content-type": ctype})
+    assert r.status_code == status, r.text
+    assert says is None or says in r.text
+    assert log.count() == 0
+
+
+def test_a_body_over_the_limit_is_413_and_the_limit_is_never_below_1_mib(api: TestClient) -> None:
+    big = json.dumps(_events(1)[0] | {"padding": "x" * (1024 * 1024)})
+    r = api.post("/api/v1/lineage", content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "limit" in r.json()["error"]
+    with pytest.raises(ValueError, match="1048576"):
+        Settings(max_body_bytes=1000)
+
+
+def test_the_corpus_invalid_events_are_refused_with_reasons(api: TestClient, corpus: Path) -> None:
+    files = sorted((corpus / INVALID).glob("event_invalid_*.json"))
+    assert len(files) == 5
+    for f in files:
+        r = api.post("/api/v1/lineage", content=f.read_bytes(), headers={"content-type": "application/json"})
+        assert r.status_code == 400, f
+        assert r.json()["rejected"][0]["reasons"], f
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+                     max_leaves=20)
+
+
+@given(body=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode),
+                      _JSON.map(lambda v: json.dumps(v).encode())))
+def test_generated_garbage_never_gets_a_5xx(api: TestClient, body: bytes) -> None:
+    r = api.post("/api/v1/lineage", content=body, headers={"content-type": "application/json"})
+    assert r.status_code in (400, 201), (body, r.text)
+
+
+_FIELDS = ["eventType", "eventTime", "producer", "run", "job", "inputs", "outputs"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(_FIELDS + ["run.runId", "job.namespace", "job.name"]),
+       value=st.one_of(st.integers(), st.floats(allow_nan=False), st.booleans(), st.none(),
+                       st.lists(st.integers(), max_size=2)))
+def test_wrong_types_in_the_envelope_are_refused_or_harmless(api: TestClient, field: str, value: Any) -> None:
+    event = _events(1)[0]
+    holder, _, key = field.rpartition(".")
+    target = event[holder] if holder else event
+    target[key] = value
+    r = api.post("/api/v1/lineage", json=event)
+    assert r.status_code in (201, 400), r.text
+    if field in ("eventTime", "run", "job", "run.runId", "job.namespace", "job.name"):
+        assert r.status_code == 400 and r.json()["rejected"][0]["reasons"]
+
+
+def test_writes_need_a_write_token(graph: Graph, log: SQLiteLog) -> None:
+    tokens = "reader-token-1:read,writer-token-1:write"
+    with _client(graph, log, tokens=tokens, client=("198.51.100.7", 9)) as c:
+        event = _events(1)[0]
+        assert c.post("/api/v1/lineage", json=event).status_code == 401
+        r = c.post("/api/v1/lineage", json=event, headers={"Authorization": "Bearer reader-token-1"})
+        assert r.status_code == 403 and "write" in r.json()["detail"]
+        r = c.post("/api/v1/lineage", json=event, headers={"Authorization": "Bearer writer-token-1"})
+        assert r.status_code == 201
+    assert log.count() == 1
+
+
+def test_worker_holds_its_position_while_neo4j_is_down(graph: Graph, log: SQLiteLog) -> None:
+    log.append(_events(3))
+    dead = Graph(GraphDatabase.driver("bolt://127.0.0.1:1", auth=("neo4j", "x"), connection_timeout=1,
+                                      max_transaction_retry_time=0.5))
+    with pytest.raises(DatabaseUnavailable):
+        Worker(dead, log).run_once()
+    assert log.position(CONSUMER) == 0
+    assert Worker(graph, log).run_once().events == 3  # type: ignore[union-attr]
+    assert log.position(CONSUMER) == 3
+
+
+def test_worker_run_loop_backs_off_then_resumes(graph: Graph, log: SQLiteLog) -> None:
+    log.append(_events(2))
+    stop = threading.Event()
+    seen: list[int] = []
+    thread = threading.Thread(target=Worker(graph, log).run,
+                              args=(stop, 0.05, lambda r: seen.append(r.events)))
+    thread.start()
+    deadline = time.monotonic() + 20
+    while log.position(CONSUMER) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log.append(_events(1, "later"))
+    while log.position(CONSUMER) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    thread.join(timeout=10)
+    assert seen == [2, 1] and not thread.is_alive()
+
+
+def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(graph: Graph,
+                                                                            log: SQLiteLog) -> None:
+    huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
+    log.append([_events(1, "before")[0], huge, _events(1, "after")[0]])
+    result = Worker(graph, log).run_once()
+    assert result is not None and result.loaded == 2 and result.dead == 1
+    [letter] = log.dead_letters()
+    assert letter.seq == 2 and "could not be loaded" in letter.reason
+    assert log.position(CONSUMER) == 3
+    assert retry_dead_letters(graph, log) == (0, 1)
+    assert log.dead_letters()[0].retries == 1
+
+
+def test_replay_rebuilds_the_same_graph_from_the_log_alone(graph: Graph, log: SQLiteLog,
+                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           corpus: Path) -> None:
+    from typer.testing import CliRunner
+
+    from api.cli import app
+    from graph.settings import get_settings
+
+    marquez = json.loads((corpus / "MarquezProject__marquez/docker/metadata.json").read_text())
+    log.append(marquez + _events(5))
+    log.append(marquez[:10])  # re-sent events
+    Worker(graph, log, batch=7).run_once()
+    while Worker(graph, log, batch=7).run_once():
+        pass
+    before_nodes, before_edges = nodes(graph), edges(graph)
+    wipe(graph)
+    if not os.environ.get("NEO4J_URI"):
+        s = server_settings()
+        monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))
+        monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", str(s.neo4j_bolt_port))
+        monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", str(s.neo4j_http_port))
+    monkeypatch.setenv("LINEAGE_LOG_FILE", str(log.path))
+    get_settings.cache_clear()
+    try:
+        r = CliRunner().invoke(app, ["replay"])
+        assert r.exit_code == 0, r.output
+        assert nodes(graph) == before_nodes and edges(graph) == before_edges
+        r = CliRunner().invoke(app, ["replay"])
+        assert r.exit_code == 2 and "--wipe" in r.output
+        r = CliRunner().invoke(app, ["export", str(tmp_path / "lake")])
+        assert r.exit_code == 0, r.output
+    finally:
+        get_settings.cache_clear()
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "lake")
+    assert table.num_rows == log.count()
+    assert sorted(table.column("seq").to_pylist()) == list(range(1, log.count() + 1))
+    assert any(p.name.startswith("date=") for p in (tmp_path / "lake").iterdir())
+
+
+def test_metrics_and_readiness(api: TestClient, log: SQLiteLog, graph: Graph) -> None:
+    api.post("/api/v1/lineage", json=_events(2))
+    api.post("/api/v1/lineage", content=b"{", headers={"content-type": "application/json"})
+    text = api.get("/metrics").text
+    assert "lineage_events_accepted_total 2" in text
+    assert 'lineage_events_rejected_total{reason="invalid_body"} 1' in text
+    assert "lineage_worker_lag_events 2" in text
+    Worker(graph, log).run_once()
+    text = api.get("/metrics").text
+    assert "lineage_worker_lag_events 0" in text and "lineage_worker_events_total 2" in text
+    ready = api.get("/ready")
+    assert ready.status_code == 200 and ready.json()["checks"] == {"log": True, "neo4j": True}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_openlineage_python_client_with_only_our_url(graph: Graph, log: SQLiteLog) -> None:
+    import uvicorn
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+    from openlineage.client.transport.http import HttpConfig, HttpTransport
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        client = OpenLineageClient(transport=HttpTransport(HttpConfig(url=f"http://127.0.0.1:{port}")))
+        run_id = new_run_id()
+        client.emit(RunEvent(eventType=RunState.START, eventTime="2024-06-01T00:00:00Z",
+                             run=Run(runId=run_id), job=Job(namespace="pyclient", name="demo"),
+                             producer="https://example.test/client"))
+        client.emit(RunEvent(eventType=RunState.COMPLETE, eventTime="2024-06-01T00:01:00Z",
+                             run=Run(runId=run_id), job=Job(namespace="pyclient", name="demo"),
+                             producer="https://example.test/client"))
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    assert log.count() == 2
+    Worker(graph, log).run_once()
+    [run] = rows(graph, "MATCH (r:Run {runId: $id})-[:OF]->(j:Job) RETURN r.state AS s, j.name AS j",
+                 id=run_id)
+    assert run == {"s": "COMPLETE", "j": "demo"}
+
+
+def test_acknowledged_events_survive_kill_9_of_the_api(tmp_path: Path) -> None:
+    """Concurrent clients post to a real `lineage serve`; it is killed mid-load; every event it
+    acknowledged is in the log afterwards."""
+    port = _free_port()
+    env = os.environ | {"LINEAGE_LOG_FILE": str(tmp_path / "events.db"), "LINEAGE_API_PORT": str(port)}
+    if not os.environ.get("NEO4J_URI"):
+        s = server_settings()
+        env |= {"LINEAGE_STATE_DIR": str(s.state_dir), "LINEAGE_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
+                "LINEAGE_NEO4J_HTTP_PORT": str(s.neo4j_http_port)}
+    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/api/v1/lineage"
+    acked: list[str] = []
+    lock = threading.Lock()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+        def client(k: int) -> None:
+            for i in range(400):
+                event = _events(1, f"c{k}_{i}")[0]
+                req = urllib.request.Request(url, data=json.dumps(event).encode(),
+                                             headers={"content-type": "application/json"})
+                try:
+                    with urllib.request.urlopen(req, timeout=5) as r:
+                        if r.status == 201:
+                            with lock:
+                                acked.append(event["run"]["runId"])
+                except (OSError, urllib.error.HTTPError):
+                    return
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        while len(acked) < 300 and any(t.is_alive() for t in threads):
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        for t in threads:
+            t.join(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert len(acked) >= 300
+    logged = {e.event["run"]["runId"] for e in SQLiteLog(tmp_path / "events.db").scan()}
+    assert set(acked) <= logged
