@@ -130,12 +130,12 @@ def test_the_corpus_invalid_events_are_refused_with_reasons(api: TestClient, cor
         assert r.json()["rejected"][0]["reasons"], f
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                      lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
                      max_leaves=20)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode),
                       _JSON.map(lambda v: json.dumps(v).encode())))
 def test_generated_garbage_never_gets_a_5xx(api: TestClient, body: bytes) -> None:
