@@ -649,12 +649,11 @@ def up_cmd() -> None:
     from api import processes
 
     settings = get_settings()
-    if settings.uses_local_server:
-        with err.status("starting Neo4j (the first start assembles it with Maven)…"):
-            try:
-                _server(settings).start()
-            except LineageError as e:
-                raise _fail(str(e)) from e
+    try:
+        with _open_graph(settings):  # starts the local Neo4j if needed, applies the schema once
+            pass
+    except LineageError as e:
+        raise _fail(str(e)) from e
     api_proc = processes.start(settings, "api")
     worker_proc = processes.start(settings, "worker")
     url = f"http://{settings.api_host}:{settings.api_port}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
@@ -14,7 +15,7 @@ from neo4j import (
     Query,
     unit_of_work,
 )
-from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 
 from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout
 from graph.local_server import LocalServer
@@ -94,14 +95,20 @@ class Graph:
         Schema commands (constraints, indexes) cannot share a transaction with each other.
         """
         named = query(name)
-        try:
-            with self.driver.session() as session:
-                for statement in named.statements:
-                    session.run(self._query(named, statement)).consume()
-        except (ServiceUnavailable, SessionExpired) as e:
-            raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
-        except Neo4jError as e:
-            raise QueryError(name, str(e)) from e
+        for attempt in range(10):
+            try:
+                with self.driver.session() as session:
+                    for statement in named.statements:
+                        session.run(self._query(named, statement)).consume()
+                return
+            except (ServiceUnavailable, SessionExpired) as e:
+                raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+            except TransientError as e:  # e.g. two processes creating the constraints at once
+                if attempt == 9:
+                    raise QueryError(name, str(e)) from e
+                time.sleep(0.2 * (attempt + 1))
+            except Neo4jError as e:
+                raise QueryError(name, str(e)) from e
 
     def _session_call(self, mode: str, work: Any, names: Iterable[str]) -> Any:
         try:
