@@ -14,7 +14,9 @@ from ingest.facets import capped_json, facet_props, lift, live, redact
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
 
-STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 3, "ABORT": 3}
+# A run that reported FAIL or ABORT stays failed when a COMPLETE follows: the Spark listener sends
+# FAIL (job end, with the exception) and then COMPLETE (SQL execution end) for one failed query.
+STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 4, "ABORT": 4}
 INDIRECT_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"})
 _STACK_MAX = 8192
 
@@ -98,6 +100,11 @@ def _run_row(event: ValidEvent, job_ref: tuple[str, str], cap: int) -> dict[str,
         "nominalStartTime": _maybe_time(f.get("nominalStartTime")),
         "nominalEndTime": _maybe_time(f.get("nominalEndTime"))},
         ("nominalStartTime", "nominalEndTime"))
+    lift(facets, "spark.exception", props, lambda f: {  # the Spark listener's error facet
+        "errorMessage": (f.get("message") or (f.get("stackTrace") or "").split("\n", 1)[0]) or None,
+        "errorLanguage": "java",
+        "stackTrace": (f.get("stackTrace") or "")[:_STACK_MAX] or None},
+        ("errorMessage", "errorLanguage", "stackTrace"))
     lift(facets, "errorMessage", props, lambda f: {
         "errorMessage": f["message"], "errorLanguage": f.get("programmingLanguage"),
         "stackTrace": (f.get("stackTrace") or "")[:_STACK_MAX] or None},

@@ -177,3 +177,18 @@ def test_event_neo4j_refuses_is_isolated_and_its_neighbours_load(graph: Graph) -
     assert report.loaded == 5
     [rejection] = report.rejected
     assert rejection.where == "test[2]" and "could not be loaded" in rejection.reasons[0]
+
+
+def test_a_complete_after_a_fail_keeps_the_run_failed_with_the_spark_exception(graph: Graph) -> None:
+    # What the OpenLineage Spark listener sends for a query that fails at run time.
+    run_id = new_run_id()
+    trace = "org.apache.spark.SparkRuntimeException: [USER_RAISED_EXCEPTION] amount_eur is missing\n\tat x"
+    ingest_events(graph, [
+        run_event("START", run_id, time="2024-05-01T01:00:00Z"),
+        run_event("FAIL", run_id, time="2024-05-01T01:00:10Z",
+                  run_facets={"spark.exception": {"stackTrace": trace}}),
+        run_event("COMPLETE", run_id, time="2024-05-01T01:00:11Z")])
+    run = _run(graph, run_id)
+    assert run["state"] == "FAIL"
+    assert run["errorMessage"].endswith("[USER_RAISED_EXCEPTION] amount_eur is missing")
+    assert run["stackTrace"].startswith("org.apache.spark.SparkRuntimeException")
