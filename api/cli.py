@@ -643,6 +643,79 @@ def export_cmd(
     out.print(f"wrote {rows} events to {files} Parquet files under {directory}")
 
 
+@app.command("spark-conf")
+def spark_conf_cmd(
+    url: Annotated[str | None, typer.Option(help="lineage-graph's URL (default: this API).")] = None,
+    namespace: Annotated[str, typer.Option(help="Namespace for your Spark jobs.")] = "spark",
+    token: Annotated[str | None, typer.Option(help="A write-scoped API token, if needed.")] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write a properties file.")] = None,
+) -> None:
+    """The Spark settings that make any job report lineage here (fetching the listener jar once).
+
+    Use them as `spark-submit --properties-file FILE job.py`, or pass them to SparkSession.builder
+    (`ingest.spark_env.openlineage_conf` builds the same dictionary in Python)."""
+    from ingest.spark_env import listener_jar, openlineage_conf, properties_text
+
+    settings = get_settings()
+    try:
+        jar = listener_jar(settings)
+    except LineageError as e:
+        raise _fail(str(e)) from e
+    text = properties_text(openlineage_conf(url or f"http://{settings.api_host}:{settings.api_port}",
+                                            namespace, token, jar))
+    if out_file:
+        out_file.write_text(text)
+        out.print(f"wrote {out_file}: spark-submit --properties-file {out_file} your_job.py")
+    else:
+        sys.stdout.write(text)
+
+
+@app.command("demo")
+def demo_cmd(
+    fail: Annotated[bool, typer.Option("--fail", help="Run two nights; on the second the revenue job "
+                                                      "reads a bad column and fails.")] = False,
+    users: Annotated[int, typer.Option(help="Rows of raw users.")] = 2000,
+    orders: Annotated[int, typer.Option(help="Rows of raw orders.")] = 8000,
+) -> None:
+    """Run the example PySpark pipeline with the OpenLineage listener pointed at lineage-graph
+    (starting `lineage up` if needed), then print what to ask."""
+    from api import processes
+    from api.demo import NAMESPACE, demo
+
+    settings = get_settings()
+    url = f"http://{settings.api_host}:{settings.api_port}"
+    if not processes.wait_http(f"{url}/health", timeout=1):
+        err.print("lineage-graph is not up: starting it (`lineage up`)")
+        up_cmd()
+    token = None
+    if settings.api_tokens:
+        token = next((t for t, s in __import__("api.auth", fromlist=["x"]).parse_tokens(
+            settings.api_tokens).scopes.items() if s == "write"), None)
+    try:
+        with err.status("running the PySpark pipeline (a JVM starts; about half a minute)…"):
+            run = demo(settings, url, fail, users, orders, token)
+    except LineageError as e:
+        raise _fail(str(e)) from e
+    wh = run.warehouse
+    out.print(f"Spark ran for {run.spark_seconds:.0f} s and sent {run.events} OpenLineage events "
+              f"({len(run.events_per_job)} jobs); " + (
+                  f"all queryable {run.queryable_after:.1f} s after the job ended."
+                  if run.queryable_after is not None else "the worker has not caught up yet "
+                  "(`lineage status`)."))
+    if run.failed_jobs:
+        out.print(f"failed as asked: {', '.join(run.failed_jobs)}")
+    out.print("\nTry:")
+    out.print(f"  lineage impact dataset file {wh}/raw/users", highlight=False)
+    out.print(f"  lineage where file {wh}/raw/users email", highlight=False)
+    out.print(f"  lineage root-cause dataset file {wh}/dashboards/revenue", highlight=False)
+    out.print(f"  lineage show dataset file {wh}/marts/revenue_by_country", highlight=False)
+    out.print(f"\nNeo4j Browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/ , then paste:",
+              highlight=False)
+    out.print(f"  MATCH p = (c:Column)-[:DERIVED_FROM*1..6]->(:Column {{dataset: '{wh}/raw/users', "
+              "name: 'email'}) RETURN p", highlight=False)
+    out.print(f"Jobs are in namespace '{NAMESPACE}'; datasets in namespace 'file'.")
+
+
 @app.command("up")
 def up_cmd() -> None:
     """Start Neo4j, the API and the worker (each its own process); print where they are."""
