@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -25,6 +25,7 @@ from graph.db import Graph
 from graph.errors import DatabaseUnavailable, NotFound, QueryError, QueryTimeout
 from graph.settings import Settings, get_settings
 from impact import blast_radius as br
+from impact import check as check_mod
 from impact import freshness as fr
 from impact import gdpr, root_cause, upstream
 from impact import lineage_graph as lg
@@ -127,6 +128,21 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
         counters.add(accepted=len(seqs), rejected=rejected_by, status=201)
         return JSONResponse({"accepted": len(seqs), "first_seq": seqs[0], "last_seq": seqs[-1],
                              "rejected": verdict.rejected}, status_code=201)
+
+    @app.post(f"{API}/impact/check", tags=["questions"], dependencies=[read],
+              summary="Pre-deploy check of a proposed change: BREAKING / RISKY / SAFE per consumer")
+    def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
+            description="A change document, as for `lineage check`: {changes: [...]}, an "
+                        "OpenLineage event, {namespace, dataset, columns}, or {job, namespace, sql}")],
+                     depth: Depth = None, as_of: AsOf = None, stale_days: int = 30,
+                     exclude_stale: bool = False) -> Any:
+        try:
+            changes = check_mod.parse_change(body, graph)
+            report = check_mod.check(graph, changes, depth=br.clamp_depth(depth), as_of=_time(as_of),
+                                     stale_days=stale_days, exclude_stale=exclude_stale)
+        except check_mod.CheckInputError as e:
+            raise _BadParam("body", str(e)) from e
+        return _json(report)
 
     @app.get("/ready", tags=["ops"], summary="Ready: the log is writable and Neo4j answers")
     def ready() -> JSONResponse:
@@ -345,7 +361,8 @@ def _errors(app: FastAPI) -> None:
 
     @app.exception_handler(_BadParam)
     def bad_param(_: Request, e: _BadParam) -> JSONResponse:
-        return JSONResponse({"detail": [{"loc": ["query", e.field], "msg": e.message,
+        where = "body" if e.field == "body" else "query"
+        return JSONResponse({"detail": [{"loc": [where, e.field], "msg": e.message,
                                          "type": "value_error"}]}, status_code=422)
 
     @app.exception_handler(DatabaseUnavailable)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -477,6 +477,69 @@ def where_cmd(
     out.print(table)
     counts = report.counts()
     out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
+
+
+@app.command("check")
+def check_cmd(
+    change: Annotated[Path, typer.Argument(help="The proposed change: a change file (YAML or JSON with "
+                                                "`changes:`), an OpenLineage DatasetEvent/JobEvent, a "
+                                                "column list {namespace, dataset, columns}, or "
+                                                "{job, namespace, sql} for a job's new SQL. '-' reads stdin.",
+                                           allow_dash=True)],
+    fail_on: Annotated[str, typer.Option(help="Exit 1 when the verdict is at least: breaking, risky, "
+                                              "or never.")] = "breaking",
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown (for a PR comment) or json.")] = "text",
+    as_of: Annotated[str | None, _AS_OF] = None,
+    depth: Annotated[int | None, _DEPTH] = None,
+    stale_days: Annotated[int, typer.Option(help="A consumer whose job has not run for this many days "
+                                                 "is stale.")] = 30,
+    exclude_stale: Annotated[bool, typer.Option(help="Leave stale consumers out of the verdict.")] = False,
+) -> None:
+    """Pre-deploy check: would this change break a real downstream consumer? Exit 0 pass, 1 fail,
+    2 usage or input error (unknown dataset or column, malformed change)."""
+    from impact.blast_radius import clamp_depth
+    from impact.check import CheckInputError, check, parse_change, to_json, to_markdown, to_text
+
+    if fail_on not in ("breaking", "risky", "never"):
+        raise _fail("--fail-on must be breaking, risky or never", code=2)
+    if fmt not in ("text", "markdown", "json"):
+        raise _fail("--format must be text, markdown or json", code=2)
+    when = _when(as_of)
+    try:
+        text = sys.stdin.read() if str(change) == "-" else change.read_text(encoding="utf-8")
+    except OSError as e:
+        raise _fail(f"cannot read {change}: {e}", code=2) from e
+    doc = _load_change(text, str(change))
+
+    def ask(graph: Graph) -> Any:
+        return check(graph, parse_change(doc, graph), depth=clamp_depth(depth), as_of=when,
+                     stale_days=stale_days, exclude_stale=exclude_stale)
+
+    try:
+        with _open_graph(get_settings()) as graph:
+            report = ask(graph)
+    except CheckInputError as e:
+        raise _fail(str(e), code=2) from e
+    except LineageError as e:
+        raise _fail(str(e)) from e
+    sys.stdout.write({"text": to_text, "markdown": to_markdown, "json": to_json}[fmt](report))
+    if report.fails(fail_on):
+        raise typer.Exit(1)
+
+
+def _load_change(text: str, where: str):  # type: ignore[no-untyped-def]
+    import json
+
+    import yaml
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise _fail(f"{where}: neither JSON nor YAML: {e}", code=2) from e
 
 
 @app.command("serve")
