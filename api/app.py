@@ -211,6 +211,11 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
                        as_of: AsOf = None) -> Any:
         return _json(br.dataset_blast_radius(graph, namespace, name, depth, _time(as_of)))
 
+    @app.get(f"{API}/impact/job", tags=["questions"], dependencies=[read],
+             summary="Blast radius of a job: its outputs, what derives from them, who reads them")
+    def impact_job(graph: G, namespace: Ns, name: Name, depth: Depth = None, as_of: AsOf = None) -> Any:
+        return _json(br.job_blast_radius(graph, namespace, name, depth, _time(as_of)))
+
     @app.get(f"{API}/impact/column", tags=["questions"], dependencies=[read],
              summary="Blast radius of a column, with each step's transformation")
     def impact_column(graph: G, namespace: Ns, dataset: Name, column: Name,

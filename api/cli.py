@@ -174,7 +174,7 @@ class _open_graph:
         self.graph.close()
 
 
-impact_app = typer.Typer(help="Blast radius: what derives from a dataset or a column.",
+impact_app = typer.Typer(help="Blast radius: what derives from a dataset, a column or a job.",
                          no_args_is_help=True)
 app.add_typer(impact_app, name="impact")
 
@@ -195,6 +195,20 @@ def impact_dataset(
     from impact.blast_radius import dataset_blast_radius
 
     _show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t), as_of, as_json)
+
+
+@impact_app.command("job")
+def impact_job(
+    namespace: Annotated[str, typer.Argument(help="Job namespace")],
+    name: Annotated[str, typer.Argument(help="Job name")],
+    depth: Annotated[int | None, _DEPTH] = None,
+    as_of: Annotated[str | None, _AS_OF] = None,
+    as_json: Annotated[bool, _JSON] = False,
+) -> None:
+    """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
+    from impact.blast_radius import job_blast_radius
+
+    _show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t), as_of, as_json)
 
 
 @impact_app.command("column")

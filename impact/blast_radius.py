@@ -8,7 +8,7 @@ directed (only DERIVED_FROM, walked towards derived nodes) and bounded by a clam
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -70,6 +70,34 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
             for r in graph.read("impact/readers", datasets=reached)]
     impacted = tuple(found + jobs)
     return BlastRadius(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted))
+
+
+def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
+                     as_of: datetime | None = None) -> BlastRadius:
+    """What a job feeds: the datasets it writes (distance 1), everything derived from them, and the
+    jobs reading any of those."""
+    row = graph.read("impact/job_outputs", namespace=namespace, name=name)[0]
+    if not row["found"]:
+        raise NotFound("job", f"{namespace}:{name}")
+    depth = clamp_depth(depth)
+    me = f"{namespace}:{name}"
+    best: dict[tuple[str, str, str], Impacted] = {}
+
+    def keep(i: Impacted) -> None:
+        key = (i.kind, i.namespace, i.name)
+        if key not in best or i.distance < best[key].distance:
+            best[key] = i
+
+    for out in row["outputs"]:
+        keep(Impacted("dataset", out["namespace"], out["name"], 1, (me, f"{out['namespace']}:{out['name']}"),
+                      name, "WRITES (an output of the job)", None))
+        if depth > 1:
+            sub = dataset_blast_radius(graph, out["namespace"], out["name"], depth - 1, as_of)
+            for i in sub.impacted:
+                if not (i.kind == "job" and i.namespace == namespace and i.name == name):
+                    keep(replace(i, distance=i.distance + 1, path=(me, *i.path)))
+    impacted = tuple(sorted(best.values(), key=lambda i: (i.kind != "dataset", i.distance, i.name)))
+    return BlastRadius(f"job {me}", depth, impacted, summarise(impacted))
 
 
 def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,

@@ -99,3 +99,18 @@ def test_blast_radius_equals_networkx_on_random_graphs(
     expected = {n: d for n, d in nx.single_source_shortest_path_length(
         oracle, source, cutoff=depth).items() if n != source}
     assert _datasets(dataset_blast_radius(session_graph, "ns", source, depth=depth)) == expected
+
+
+def test_job_blast_radius_starts_at_its_outputs(graph: Graph) -> None:
+    from impact.blast_radius import job_blast_radius
+
+    _load_edges(graph, [("b", "a"), ("c", "b"), ("d", "c")])
+    answer = job_blast_radius(graph, "ns", "make_b")
+    assert _datasets(answer) == {"b": 1, "c": 2, "d": 3}
+    jobs = {i.name: i.distance for i in answer.impacted if i.kind == "job"}
+    assert jobs == {"make_c": 2, "make_d": 3}  # readers of b and c; not the job itself
+    [d] = [i for i in answer.impacted if i.name == "d"]
+    assert d.path == ("ns:make_b", "ns:b", "ns:c", "ns:d")
+    assert _datasets(job_blast_radius(graph, "ns", "make_b", depth=2)) == {"b": 1, "c": 2}
+    with pytest.raises(NotFound, match="no job ns:nope"):
+        job_blast_radius(graph, "ns", "nope")
