@@ -110,16 +110,29 @@ def _print_status(status) -> None:  # type: ignore[no-untyped-def]
 @app.command("ingest")
 def ingest_cmd(
     paths: Annotated[list[Path], typer.Argument(
-        help="Files or folders of OpenLineage events: one JSON object, a JSON array, or NDJSON "
-             "per file (*.json, *.ndjson, *.jsonl in folders).", exists=True)],
+        help="Files or folders of OpenLineage events (one JSON object, a JSON array, or NDJSON "
+             "per file; *.json, *.ndjson, *.jsonl in folders); with --engine spark also Parquet "
+             "from `lineage export`, and any Hadoop file system URI.")],
     batch_size: Annotated[int | None, typer.Option(help="Events per Neo4j transaction.")] = None,
     show_rejected: Annotated[int, typer.Option(help="How many rejections to list.")] = 20,
+    engine: Annotated[str, typer.Option(help="python (default) or spark: PySpark partitions, each "
+                                             "with its own Neo4j driver, for big archives and "
+                                             "Parquet from `lineage export`.")] = "python",
+    master: Annotated[str, typer.Option(help="Spark master for --engine spark.")] = "local[*]",
 ) -> None:
     """Load OpenLineage events from files into the graph, with a progress bar and a report."""
     from ingest.pipeline import IngestReport
     from ingest.read import iter_paths, read_file
 
     settings = get_settings()
+    if engine == "spark":
+        _spark_ingest(settings, [str(p) for p in paths], master, show_rejected)
+        return
+    if engine != "python":
+        raise _fail("--engine must be python or spark", code=2)
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise _fail(f"no such file or folder: {', '.join(missing)}", code=2)
     files = list(iter_paths(paths))
     report = IngestReport()
     try:
@@ -140,6 +153,31 @@ def ingest_cmd(
                   highlight=False)
     if len(report.rejected) > show_rejected:
         out.print(f"  … and {len(report.rejected) - show_rejected} more")
+    if report.rejected and not report.loaded and not report.duplicates:
+        raise typer.Exit(1)
+
+
+def _spark_ingest(settings: Settings, paths: list[str], master: str, show_rejected: int) -> None:
+    import time
+
+    try:
+        from ingest.spark_ingest import spark_ingest
+    except ImportError as e:
+        raise _fail(f"--engine spark needs PySpark: pip install -e '.[spark]' ({e})", code=2) from e
+    started = time.perf_counter()
+    try:
+        with _open_graph(settings):  # start the local Neo4j if needed, apply the schema
+            pass
+        with err.status("loading with Spark…"):
+            report = spark_ingest(settings, paths, master)
+    except LineageError as e:
+        raise _fail(str(e)) from e
+    took = time.perf_counter() - started
+    out.print(f"spark: {report.partitions} partitions, {report.read} events in {took:.1f} s "
+              f"({report.read / max(took, 1e-9):.0f} events/s): [green]{report.loaded} loaded[/], "
+              f"{report.duplicates} duplicates, [red]{len(report.rejected)} rejected[/]")
+    for where, reasons in report.rejected[:show_rejected]:
+        out.print(f"  rejected {where}: {reasons}", highlight=False)
     if report.rejected and not report.loaded and not report.duplicates:
         raise typer.Exit(1)
 
@@ -625,8 +663,13 @@ def worker_cmd(
 def replay_cmd(
     wipe: Annotated[bool, typer.Option("--wipe", help="Empty the graph first (it must be empty "
                                                        "otherwise).")] = False,
+    engine: Annotated[str, typer.Option(help="python, or spark (exports the log to Parquet and "
+                                             "loads it in Spark partitions).")] = "python",
 ) -> None:
     """Rebuild the graph from the event log alone, from its first event."""
+    import tempfile
+
+    from ingest.export import export_parquet
     from ingest.log import SQLiteLog
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
@@ -636,6 +679,8 @@ def replay_cmd(
     events = SQLiteLog(settings.log_path)
     total = events.count()
     report = IngestReport()
+    if engine not in ("python", "spark"):
+        raise _fail("--engine must be python or spark", code=2)
     try:
         with _open_graph(settings) as graph:
             with graph.driver.session() as session:
@@ -646,6 +691,13 @@ def replay_cmd(
                 if nodes:
                     session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
                                 ).consume()
+            if engine == "spark":
+                last = events.last_seq()
+                with tempfile.TemporaryDirectory() as tmp:
+                    export_parquet(events, Path(tmp))
+                    _spark_ingest(settings, [tmp], "local[*]", 20)
+                events.commit(CONSUMER, last)
+                return
             ingester = _ingester(graph, settings, None)
             with Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=err, transient=True) as bar:

@@ -37,12 +37,15 @@ class IngestReport:
     loaded: int = 0
     duplicates: int = 0
     rejected: list[Rejection] = field(default_factory=list)
+    jobs: set[tuple[str, str]] = field(default_factory=set)
+    """Jobs whose reads or writes this ingest touched (their coarse edges depend on them)."""
 
     def merge(self, other: IngestReport) -> None:
         self.read += other.read
         self.loaded += other.loaded
         self.duplicates += other.duplicates
         self.rejected.extend(other.rejected)
+        self.jobs |= other.jobs
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,9 @@ class Ingester:
         rows = Rows()
         for located in batch:
             rows.extend(transform(located.event, self.facet_max_bytes))
+        combined = combine(rows)
         try:
-            duplicates = load(self.graph, combine(rows))
+            duplicates = load(self.graph, combined)
         except QueryError as e:
             if len(batch) == 1:
                 log.warning("event at %s could not be loaded: %s", batch[0].where, e)
@@ -113,3 +117,4 @@ class Ingester:
             return
         report.duplicates += duplicates
         report.loaded += len(batch) - duplicates
+        report.jobs |= {(r["jobNamespace"], r["jobName"]) for r in combined.job_reads + combined.job_writes}

@@ -359,3 +359,25 @@ def test_acknowledged_events_survive_kill_9_of_the_api(tmp_path: Path) -> None:
     assert len(acked) >= 300
     logged = {e.event["run"]["runId"] for e in SQLiteLog(tmp_path / "events.db").scan()}
     assert set(acked) <= logged
+
+
+def test_spark_engine_loads_ndjson_and_exported_parquet_into_the_same_graph(
+        graph: Graph, log: SQLiteLog, tmp_path: Path, corpus: Path) -> None:
+    pytest.importorskip("pyspark")
+    from ingest.export import export_parquet
+    from ingest.pipeline import Ingester, IngestReport
+    from ingest.read import read_file
+    from ingest.spark_ingest import spark_ingest
+
+    marquez = corpus / "MarquezProject__marquez/docker/metadata.json"
+    shop = Path(__file__).parents[2] / "examples/events/shop.ndjson"
+    Ingester(graph).ingest(read_file(marquez) + read_file(shop), IngestReport())
+    expected_nodes, expected_edges = nodes(graph), edges(graph)
+    wipe(graph)
+    # the Marquez events go through the log and its Parquet export; the shop file is read as NDJSON
+    log.append(json.loads(marquez.read_text()))
+    export_parquet(log, tmp_path / "lake")
+    s = server_settings() if not os.environ.get("NEO4J_URI") else Settings()
+    report = spark_ingest(s, [str(tmp_path / "lake"), str(shop)], master="local[2]")
+    assert report.read == log.count() + 28 and not report.rejected
+    assert nodes(graph) == expected_nodes and edges(graph) == expected_edges
