@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     Ns = Annotated[str, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]
     Name = Annotated[str, Query(min_length=1, description="Dataset or job name")]
     Limit = Annotated[int, Query(ge=1, description="Page size (clamped to the configured maximum).")]
-    Offset = Annotated[int, Query(ge=0, description="Rows to skip.")]
+    Offset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.")]
 
     @app.get("/health", tags=["ops"], summary="Alive")
     def health() -> dict[str, str]:
@@ -134,7 +134,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
             description="A change document, as for `lineage check`: {changes: [...]}, an "
                         "OpenLineage event, {namespace, dataset, columns}, or {job, namespace, sql}")],
-                     depth: Depth = None, as_of: AsOf = None, stale_days: int = 30,
+                     depth: Depth = None, as_of: AsOf = None,
+                     stale_days: Annotated[int, Query(ge=0, le=36_500)] = 30,
                      exclude_stale: bool = False) -> Any:
         try:
             changes = check_mod.parse_change(body, graph)

@@ -543,8 +543,8 @@ def check_cmd(
     fmt: Annotated[str, typer.Option("--format", help="text, markdown (for a PR comment) or json.")] = "text",
     as_of: Annotated[str | None, _AS_OF] = None,
     depth: Annotated[int | None, _DEPTH] = None,
-    stale_days: Annotated[int, typer.Option(help="A consumer whose job has not run for this many days "
-                                                 "is stale.")] = 30,
+    stale_days: Annotated[int, typer.Option(min=0, max=36_500, help="A consumer whose job has not run "
+                                                                   "for this many days is stale.")] = 30,
     exclude_stale: Annotated[bool, typer.Option(help="Leave stale consumers out of the verdict.")] = False,
 ) -> None:
     """Pre-deploy check: would this change break a real downstream consumer? Exit 0 pass, 1 fail,
