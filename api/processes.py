@@ -15,6 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from graph.local_server import process_alive
 from graph.settings import Settings
 
 SERVICES = ("api", "worker")
@@ -36,24 +37,10 @@ def _log_file(settings: Settings, name: str) -> Path:
     return settings.state_dir / "logs" / f"{name}.log"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not running
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        return state != "Z"
-    except OSError:
-        return True
-
-
 def status(settings: Settings, name: str) -> Proc:
     pid_file = _pid_file(settings, name)
     pid = int(pid_file.read_text()) if pid_file.exists() else None
-    return Proc(name, pid, pid is not None and _alive(pid), _log_file(settings, name))
+    return Proc(name, pid, pid is not None and process_alive(pid), _log_file(settings, name))
 
 
 def start(settings: Settings, name: str) -> Proc:
@@ -78,9 +65,9 @@ def stop(settings: Settings, name: str, timeout: float = 15.0) -> bool:
         return False
     os.kill(current.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and _alive(current.pid):
+    while time.monotonic() < deadline and process_alive(current.pid):
         time.sleep(0.1)
-    if _alive(current.pid):
+    if process_alive(current.pid):
         os.kill(current.pid, signal.SIGKILL)
     _pid_file(settings, name).unlink(missing_ok=True)
     return True

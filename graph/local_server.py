@@ -197,7 +197,7 @@ class LocalServer:
         pid = _read_pid(self.pid_file)
         if pid is None:
             state, detail = "stopped", "no server process"
-        elif not _alive(pid):
+        elif not process_alive(pid):
             state, detail = "crashed", f"pid {pid} in {self.pid_file} is gone; it did not stop cleanly"
         elif _http_ok(self.http_url):
             state, detail = "running", f"answering on {self.http_url}"
@@ -221,7 +221,7 @@ class LocalServer:
             if _http_ok(self.http_url) and _bolt_ok(self.bolt_uri, self.password()):
                 return
             pid = _read_pid(self.pid_file)
-            if pid is not None and not _alive(pid):
+            if pid is not None and not process_alive(pid):
                 raise ServerError(f"Neo4j exited while starting:\n{self._log_tail()}")
             time.sleep(0.5)
         raise ServerError(
@@ -270,7 +270,8 @@ def _read_pid(path: Path) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, exited but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
