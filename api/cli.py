@@ -119,6 +119,9 @@ def ingest_cmd(
                                              "with its own Neo4j driver, for big archives and "
                                              "Parquet from `lineage export`.")] = "python",
     master: Annotated[str, typer.Option(help="Spark master for --engine spark.")] = "local[*]",
+    spark_conf: Annotated[list[str] | None, typer.Option(
+        "--spark-conf", help="KEY=VALUE Spark setting for --engine spark (repeatable), e.g. "
+                             "spark.submit.pyFiles=dist/lineage_graph.whl on a cluster.")] = None,
 ) -> None:
     """Load OpenLineage events from files into the graph, with a progress bar and a report."""
     from ingest.pipeline import IngestReport
@@ -126,7 +129,13 @@ def ingest_cmd(
 
     settings = get_settings()
     if engine == "spark":
-        _spark_ingest(settings, [str(p) for p in paths], master, show_rejected)
+        conf = {}
+        for item in spark_conf or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise _fail(f"--spark-conf {item!r}: expected KEY=VALUE", code=2)
+            conf[key] = value
+        _spark_ingest(settings, [str(p) for p in paths], master, show_rejected, conf)
         return
     if engine != "python":
         raise _fail("--engine must be python or spark", code=2)
@@ -157,7 +166,8 @@ def ingest_cmd(
         raise typer.Exit(1)
 
 
-def _spark_ingest(settings: Settings, paths: list[str], master: str, show_rejected: int) -> None:
+def _spark_ingest(settings: Settings, paths: list[str], master: str, show_rejected: int,
+                  conf: dict[str, str] | None = None) -> None:
     import time
 
     try:
@@ -169,7 +179,7 @@ def _spark_ingest(settings: Settings, paths: list[str], master: str, show_reject
         with _open_graph(settings):  # start the local Neo4j if needed, apply the schema
             pass
         with err.status("loading with Spark…"):
-            report = spark_ingest(settings, paths, master)
+            report = spark_ingest(settings, paths, master, conf=conf)
     except LineageError as e:
         raise _fail(str(e)) from e
     took = time.perf_counter() - started

@@ -104,7 +104,7 @@ def _is_parquet_dir(spark: Any, path: str) -> bool:
 
 
 def spark_ingest(settings: Settings, paths: list[str], master: str = "local[*]",
-                 partitions: int | None = None) -> SparkReport:
+                 partitions: int | None = None, conf: dict[str, str] | None = None) -> SparkReport:
     """Load every path with Spark; returns the combined report."""
     from pyspark.sql import SparkSession
 
@@ -112,9 +112,11 @@ def spark_ingest(settings: Settings, paths: list[str], master: str = "local[*]",
     from graph.schema import apply_schema
 
     conn = connection(settings)
-    spark = (SparkSession.builder.master(master).appName("lineage-graph-ingest")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8")
-             .getOrCreate())
+    builder = (SparkSession.builder.master(master).appName("lineage-graph-ingest")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     report = SparkReport()
     try:
