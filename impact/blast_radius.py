@@ -47,6 +47,19 @@ class BlastRadius:
     direction: str = "downstream"
 
 
+def require_dataset(graph: Graph, namespace: str, name: str) -> None:
+    """Raise NotFound unless the dataset is in the graph."""
+    if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
+        raise NotFound("dataset", f"{namespace}:{name}")
+
+
+def require_column(graph: Graph, namespace: str, dataset: str, column: str) -> None:
+    """Raise NotFound unless the column is in the graph."""
+    if not graph.read("impact/exists_column", namespace=namespace, dataset=dataset,
+                      column=column)[0]["found"]:
+        raise NotFound("column", f"{namespace}:{dataset}.{column}")
+
+
 def clamp_depth(depth: int | None) -> int:
     """Depth within 1..MAX_DEPTH; None means the default."""
     return max(1, min(MAX_DEPTH, DEFAULT_DEPTH if depth is None else depth))
@@ -55,8 +68,7 @@ def clamp_depth(depth: int | None) -> int:
 def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
                          as_of: datetime | None = None) -> BlastRadius:
     """Datasets derived from ``namespace:name`` and the jobs that read the source or them."""
-    if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
-        raise NotFound("dataset", f"{namespace}:{name}")
+    require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_datasets", namespace=namespace, name=name, depth=depth,
                       asOf=as_of)
@@ -103,9 +115,7 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
 def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
                         depth: int | None = None, as_of: datetime | None = None) -> BlastRadius:
     """Columns derived from ``namespace:dataset.column``, at column-level precision."""
-    if not graph.read("impact/exists_column", namespace=namespace, dataset=dataset,
-                      column=column)[0]["found"]:
-        raise NotFound("column", f"{namespace}:{dataset}.{column}")
+    require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_columns", namespace=namespace, dataset=dataset,
                       column=column, depth=depth, asOf=as_of)

@@ -16,8 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.db import Graph
-from graph.errors import NotFound
-from impact.blast_radius import _native, clamp_depth
+from impact.blast_radius import _native, clamp_depth, require_column
 
 LABELS = ("raw", "transformed", "masked", "aggregated", "influence")
 """Most exposing first; the Cypher query's levels 4..0."""
@@ -80,9 +79,7 @@ class WhereReport:
 def where_column_goes(graph: Graph, namespace: str, dataset: str, column: str,
                       depth: int | None = None, as_of: datetime | None = None) -> WhereReport:
     """Every column the data of ``namespace:dataset.column`` reaches, raw reaches first."""
-    if not graph.read("impact/exists_column", namespace=namespace, dataset=dataset,
-                      column=column)[0]["found"]:
-        raise NotFound("column", f"{namespace}:{dataset}.{column}")
+    require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     rows = graph.read("impact/gdpr_reach", namespace=namespace, dataset=dataset, column=column,
                       depth=depth, asOf=as_of)

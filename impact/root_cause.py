@@ -23,7 +23,7 @@ from typing import Any
 from graph.db import Graph
 from graph.errors import NotFound
 from impact.analysis import choke_points, flow_graph
-from impact.blast_radius import _native, clamp_depth
+from impact.blast_radius import _native, clamp_depth, require_dataset
 from impact.freshness import assess, run_states
 
 WEIGHT = {"failed run": 100, "failed assertion": 80, "stale input": 60, "missing input": 60,
@@ -55,8 +55,7 @@ class RootCause:
 def root_cause_dataset(graph: Graph, namespace: str, name: str, depth: int | None = None,
                        as_of: datetime | None = None, recent: timedelta = RECENT) -> RootCause:
     """Ranked candidates for why ``namespace:name`` is wrong."""
-    if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
-        raise NotFound("dataset", f"{namespace}:{name}")
+    require_dataset(graph, namespace, name)
     return _rank(graph, f"dataset {namespace}:{name}", [{"namespace": namespace, "name": name}],
                  clamp_depth(depth), as_of, recent, [])
 

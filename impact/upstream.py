@@ -5,15 +5,21 @@ from __future__ import annotations
 from datetime import datetime
 
 from graph.db import Graph
-from graph.errors import NotFound
-from impact.blast_radius import BlastRadius, _column, _dataset, clamp_depth, summarise
+from impact.blast_radius import (
+    BlastRadius,
+    _column,
+    _dataset,
+    clamp_depth,
+    require_column,
+    require_dataset,
+    summarise,
+)
 
 
 def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None = None,
                      as_of: datetime | None = None) -> BlastRadius:
     """Datasets that ``namespace:name`` derives from, each at its shortest distance."""
-    if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
-        raise NotFound("dataset", f"{namespace}:{name}")
+    require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
     found = tuple(_dataset(r) for r in graph.read("impact/upstream_datasets", namespace=namespace,
                                                   name=name, depth=depth, asOf=as_of))
@@ -23,9 +29,7 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
 def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
                     depth: int | None = None, as_of: datetime | None = None) -> BlastRadius:
     """Columns whose data ``namespace:dataset.column`` comes from."""
-    if not graph.read("impact/exists_column", namespace=namespace, dataset=dataset,
-                      column=column)[0]["found"]:
-        raise NotFound("column", f"{namespace}:{dataset}.{column}")
+    require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     found = tuple(_column(r) for r in graph.read(
         "impact/upstream_columns", namespace=namespace, dataset=dataset, column=column,

@@ -16,7 +16,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "jobs": ("namespace", "name"),
     "datasets": ("namespace", "name"),
     "parents": ("runId", "parentRunId"),
-    "columns": ("namespace", "dataset", "name"),
+    "columns": ("namespace", "dataset", "name", "written"),
     "reads": ("runId", "namespace", "name"),
     "writes": ("runId", "namespace", "name"),
     "job_reads": ("jobNamespace", "jobName", "namespace", "name"),

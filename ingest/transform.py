@@ -60,11 +60,11 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
         _parent(raw["run"].get("facets"), event.run_id, t, rows)
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]
-        _dataset(ds, t, facet_max_bytes, rows, digest=event.digest)
+        _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
         _column_lineage(ds, ("", ""), None, t, rows)
     for side in ("inputs", "outputs"):
         for ds in raw.get(side) or []:
-            version = _dataset(ds, t, facet_max_bytes, rows)
+            version = _dataset(ds, t, facet_max_bytes, rows, written=side == "outputs")
             io = {"namespace": ds["namespace"], "name": ds["name"], "time": t}
             if event.run_id is not None:
                 target = rows.reads if side == "inputs" else rows.writes
@@ -135,7 +135,7 @@ def _parent(facets: dict[str, Any] | None, run_id: str, t: datetime, rows: Rows)
 
 
 def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
-             digest: str | None = None) -> str | None:
+             digest: str | None = None, written: bool = True) -> str | None:
     """Append the dataset's node, columns, aliases and rename; return its version if given."""
     facets = ds.get("facets")
     props = facet_props(facets, cap)
@@ -168,8 +168,11 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
                           "digests": [digest] if digest else []})
     schema = live(facets, "schema")
     for col_name, col_type, description in _flatten((schema or {}).get("fields") or []):
+        # written: the schema came from the dataset's producer (an output or a DatasetEvent), not
+        # from a reader, whose schema may be pruned to the columns it read
         rows.columns.append({"namespace": ns, "dataset": name, "name": col_name,
-                             "type": col_type, "description": description, "time": t})
+                             "type": col_type, "description": description, "time": t,
+                             "written": written})
     for alias in (live(facets, "symlinks") or {}).get("identifiers") or []:
         rows.symlinks.append({"namespace": ns, "name": name, "aliasNamespace": alias["namespace"],
                               "aliasName": alias["name"], "type": alias.get("type") or "",

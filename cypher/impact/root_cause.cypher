@@ -2,7 +2,8 @@
 // themselves, at distance 0), once at its shortest distance, with what may have gone wrong there:
 // the latest run of each job that writes it (failed or aborted, with the error message), its
 // successful writes (to judge staleness against its cadence), failed data-quality assertions,
-// and schema changes (columns added after the dataset first had a schema, or gone from it).
+// and schema changes (columns added after the dataset's producers first wrote a schema, or gone
+// from what they write).
 // Param $datasets: list of {namespace, name} to start from (the broken ones)
 // Param $depth: maximum number of DERIVED_FROM hops upstream (1 to 50)
 // Param $asOf: only lineage and runs seen at or before this time; null for now
@@ -40,13 +41,14 @@ CALL (n) {
   RETURN collect(r.completeTime) AS successes
 }
 CALL (n) {
-  OPTIONAL MATCH (n)-[:HAS_COLUMN]->(c:Column {inSchema: true})
+  // only schemas the dataset's producers wrote: a reader's schema may be pruned to what it read
+  OPTIONAL MATCH (n)-[:HAS_COLUMN]->(c:Column) WHERE c.writtenLastSeen IS NOT NULL
   WITH collect(c) AS cols
-  WITH cols, reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.firstSeen < m THEN c.firstSeen ELSE m END) AS first,
-       reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.lastSeen > m THEN c.lastSeen ELSE m END) AS last
-  RETURN [c IN cols WHERE c.firstSeen > first AND ($asOf IS NULL OR c.firstSeen <= $asOf) |
-            {column: c.name, time: c.firstSeen}] AS added,
-         [c IN cols WHERE c.lastSeen < last | {column: c.name, lastSeen: c.lastSeen, time: last}] AS dropped
+  WITH cols, reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.writtenFirstSeen < m THEN c.writtenFirstSeen ELSE m END) AS first,
+       reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.writtenLastSeen > m THEN c.writtenLastSeen ELSE m END) AS last
+  RETURN [c IN cols WHERE c.writtenFirstSeen > first AND ($asOf IS NULL OR c.writtenFirstSeen <= $asOf) |
+            {column: c.name, time: c.writtenFirstSeen}] AS added,
+         [c IN cols WHERE c.writtenLastSeen < last | {column: c.name, lastSeen: c.writtenLastSeen, time: last}] AS dropped
 }
 RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes,
        [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,

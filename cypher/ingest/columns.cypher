@@ -1,7 +1,7 @@
 // Answers: upserts Column nodes from schema facets, each linked from its Dataset by HAS_COLUMN.
-// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen}
+// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen, written (the schema came from the dataset's producer, not a reader)}
 // Returns: nothing
-// :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+// :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), written: true}]
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
@@ -14,4 +14,8 @@ SET x.type = CASE WHEN (newer AND row.type IS NOT NULL) OR x.type IS NULL THEN r
                     THEN row.description ELSE x.description END,
     x.inSchema = true,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
-    x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
+    x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END,
+    x.writtenFirstSeen = CASE WHEN row.written AND (x.writtenFirstSeen IS NULL OR row.firstSeen < x.writtenFirstSeen)
+                         THEN row.firstSeen ELSE x.writtenFirstSeen END,
+    x.writtenLastSeen = CASE WHEN row.written AND (x.writtenLastSeen IS NULL OR row.lastSeen > x.writtenLastSeen)
+                        THEN row.lastSeen ELSE x.writtenLastSeen END

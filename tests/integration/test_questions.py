@@ -265,3 +265,14 @@ def test_assess_without_history() -> None:
     now = datetime(2024, 1, 2, tzinfo=UTC)
     assert assess([], now) == (None, None, None, False)
     assert assess([datetime(2024, 1, 1, tzinfo=UTC)], now)[1:] == (None, None, False)
+
+
+def test_a_readers_pruned_schema_is_not_a_schema_change(graph: Graph) -> None:
+    events = _pipeline(1) + _pipeline(2)
+    # on night 2 the stage job reports raw with only the column it read (as Spark does)
+    for e in events:
+        if e["job"]["name"] == "stage" and e["eventTime"].startswith("2024-06-02"):
+            e["inputs"] = [dataset("raw", columns=["id"])]
+    ingest_events(graph, events)
+    answer = root_cause_dataset(graph, "ns", "dash")
+    assert not [c for c in answer.candidates if c.kind == "schema change"]

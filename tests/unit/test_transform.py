@@ -64,3 +64,10 @@ def test_secrets_in_custom_facets_never_reach_the_rows() -> None:
     facets = {"debezium": {"config": {"database.password": "hunter2"}}}
     rows = _rows(run_event("RUNNING", str(uuid.uuid4()), run_facets=facets))
     assert "hunter2" not in rows.runs[0]["props"]["facet.debezium"]
+
+
+def test_only_producers_schemas_count_as_written() -> None:
+    event = run_event("COMPLETE", str(uuid.uuid4()),
+                      inputs=[dataset("src", columns=["id"])], outputs=[dataset("dst", columns=["id"])])
+    rows = _rows(event)
+    assert {(c["dataset"], c["written"]) for c in rows.columns} == {("src", False), ("dst", True)}
