@@ -383,6 +383,8 @@ def show_dataset(
     as_json: Annotated[bool, _JSON] = False,
 ) -> None:
     """Columns, writers and readers, upstream and downstream datasets, last run, freshness."""
+    import dataclasses
+
     from graph.errors import NotFound
     from impact.freshness import freshness
 
@@ -395,7 +397,7 @@ def show_dataset(
     row, fresh = _ask(ask)
     if as_json:
         _dump({**row, "props": {k: v for k, v in row["props"].items() if k != "events"},
-               "freshness": {**__import__("dataclasses").asdict(fresh), "verdict": fresh.verdict}})
+               "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict}})
         return
     out.print(f"[bold]{namespace}:{name}[/]", highlight=False)
     p = row["props"]
@@ -819,6 +821,7 @@ def demo_cmd(
     """Run the example PySpark pipeline with the OpenLineage listener pointed at lineage-graph
     (starting `lineage up` if needed), then print what to ask."""
     from api import processes
+    from api.auth import parse_tokens
     from api.demo import NAMESPACE, demo
 
     settings = get_settings()
@@ -826,10 +829,9 @@ def demo_cmd(
     if not processes.wait_http(f"{url}/health", timeout=1):
         err.print("lineage-graph is not up: starting it (`lineage up`)")
         up_cmd()
-    token = None
-    if settings.api_tokens:
-        token = next((t for t, s in __import__("api.auth", fromlist=["x"]).parse_tokens(
-            settings.api_tokens).scopes.items() if s == "write"), None)
+    # the listener needs a write-scoped token when the API requires tokens
+    scopes = parse_tokens(settings.api_tokens).scopes
+    token = next((t for t, scope in scopes.items() if scope == "write"), None)
     try:
         with err.status("running the PySpark pipeline (a JVM starts; about half a minute)…"):
             run = demo(settings, url, fail, users, orders, token)
