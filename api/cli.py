@@ -915,7 +915,7 @@ def _print_up(settings: Settings) -> bool:
     events = SQLiteLog(settings.log_path)
     lag = events.last_seq() - events.position(CONSUMER)
     table.add_row("log", f"{events.last_seq()} events", f"worker lag {lag} events, "
-                  f"{len(events.dead_letters())} dead letters  ({settings.log_path})")
+                  f"{events.dead_letter_count()} dead letters  ({settings.log_path})")
     out.print(table)
     return ok
 

@@ -73,5 +73,5 @@ def render(counters: Counters, log: SQLiteLog) -> str:
            [(stats.get("last_batch_events", 0), None)])
     metric("lineage_worker_last_batch_seconds", "gauge", "Duration of the last batch.",
            [(stats.get("last_batch_seconds", 0), None)])
-    metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(len(log.dead_letters()), None)])
+    metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(log.dead_letter_count(), None)])
     return "\n".join(out) + "\n"

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graph.db import Graph
-from graph.errors import LineageError
-from impact.blast_radius import _native, dataset_blast_radius
+from graph.errors import LineageError, NotFound
+from impact.blast_radius import _native, dataset_blast_radius, require_column, require_dataset
 
 SEVERITY = {"SAFE": 0, "RISKY": 1, "BREAKING": 2}
 OPS = ("drop_column", "rename_column", "retype_column", "add_column", "drop_dataset",
@@ -234,7 +234,10 @@ def check(graph: Graph, changes: list[Change], *, depth: int = 20, as_of: dateti
     cutoff = (as_of or now or datetime.now(UTC)) - timedelta(days=stale_days)
     findings: list[Finding] = []
     for change in changes:
-        findings += _classify(graph, change, depth, as_of, cutoff)
+        try:
+            findings += _classify(graph, change, depth, as_of, cutoff)
+        except NotFound as e:
+            raise CheckInputError(f"unknown {e.kind} {e.key}: it is not in the graph") from e
     findings.sort(key=lambda f: (-SEVERITY[f.severity], f.change, len(f.path), f.consumer))
     counted = [f for f in findings if not (exclude_stale and f.stale)]
     verdict = max((f.severity for f in counted), key=SEVERITY.__getitem__, default="SAFE")
@@ -250,7 +253,6 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
               cutoff: datetime) -> list[Finding]:
     what = change.describe()
     if change.op in ("drop_dataset", "rename_dataset"):
-        _known_dataset(graph, change)
         radius = dataset_blast_radius(graph, change.namespace, change.dataset, depth, as_of)
         out = [Finding("BREAKING", what, i.kind, f"{i.namespace}:{i.name}", i.path, i.why, i.job,
                        i.owners, i.last_seen, _stale(i.last_seen, cutoff),
@@ -258,15 +260,12 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
                for i in radius.impacted]
         return out or [_safe(what, f"{change.namespace}:{change.dataset}", "nothing reads it")]
     if change.op == "add_column":
-        _known_dataset(graph, change)
+        require_dataset(graph, change.namespace, change.dataset)
         return [_safe(what, f"{change.namespace}:{change.dataset}.{change.column}", "an added column")]
     if change.op == "remove_input":
         return _removed_input(graph, change, what, depth, as_of, cutoff)
     # drop, rename or retype a column
-    found = graph.read("impact/exists_column", namespace=change.namespace, dataset=change.dataset,
-                       column=change.column)[0]["found"]
-    if not found:
-        raise CheckInputError(f"unknown column {change.namespace}:{change.dataset}.{change.column}")
+    require_column(graph, change.namespace, change.dataset, str(change.column))
     if change.op == "retype_column":
         current = graph.read("lookup/dataset", namespace=change.namespace, name=change.dataset)[0]
         old = next((c["type"] for c in current["columns"] if c["name"] == change.column), None)
@@ -274,7 +273,8 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
             return [_safe(what, f"{change.namespace}:{change.dataset}.{change.column}",
                           f"{old} -> {change.to} only widens")]
     keys = [{"namespace": change.namespace, "dataset": change.dataset, "name": change.column}]
-    out = _column_findings(graph, keys, what, depth, as_of, cutoff)
+    out = [f for found in _column_findings(graph, keys, what, depth, as_of, cutoff).values()
+           for f in found]
     for r in graph.read("check/coarse_consumers", datasets=[{"namespace": change.namespace,
                                                              "name": change.dataset}], asOf=as_of):
         last = _native(r["lastRun"])
@@ -286,17 +286,18 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
 
 
 def _column_findings(graph: Graph, keys: list[dict[str, Any]], what: str, depth: int,
-                     as_of: datetime | None, cutoff: datetime,
-                     first_hop: tuple[str, ...] = ()) -> list[Finding]:
-    out = []
+                     as_of: datetime | None, cutoff: datetime) -> dict[str, list[Finding]]:
+    """The consumers of each of ``keys`` (one query for all), by source ``ns:dataset.column``."""
+    out: dict[str, list[Finding]] = {}
     for r in graph.read("check/column_consumers", columns=keys, depth=depth, asOf=as_of):
         last = _native(r["lastRun"])
         steps = " -> ".join(f"{s['type']} {s['subtype']}" + (" masked" if s["masking"] else "")
                             for s in r["steps"])
-        out.append(Finding("BREAKING" if r["direct"] else "RISKY", what, "column",
-                           f"{r['namespace']}:{r['dataset']}.{r['column']}", (*first_hop, *r["path"]),
-                           steps, r["job"], tuple(r["owners"]), last, _stale(last, cutoff),
-                           "reads it directly" if r["direct"] else "influenced only (INDIRECT)"))
+        out.setdefault(r["source"], []).append(Finding(
+            "BREAKING" if r["direct"] else "RISKY", what, "column",
+            f"{r['namespace']}:{r['dataset']}.{r['column']}", tuple(r["path"]), steps, r["job"],
+            tuple(r["owners"]), last, _stale(last, cutoff),
+            "reads it directly" if r["direct"] else "influenced only (INDIRECT)"))
     return out
 
 
@@ -309,6 +310,9 @@ def _removed_input(graph: Graph, change: Change, what: str, depth: int, as_of: d
                               f"{change.namespace}:{change.dataset}")
     rows = graph.read("check/job_input_columns", jobNamespace=change.job_namespace, jobName=change.job,
                       namespace=change.namespace, name=change.dataset)
+    keys = [dict(k) for k in {tuple(sorted({"namespace": r["namespace"], "dataset": r["dataset"],
+                                            "name": r["column"]}.items())) for r in rows}]
+    downstream = _column_findings(graph, keys, what, depth, as_of, cutoff) if keys else {}
     out: list[Finding] = []
     for r in rows:
         direct = r["type"] == "DIRECT"
@@ -317,22 +321,15 @@ def _removed_input(graph: Graph, change: Change, what: str, depth: int, as_of: d
                            (f"{change.dataset}.{r['fromColumn']}", f"{r['dataset']}.{r['column']}"),
                            f"{r['type']} {r['subtype']}", f"{change.job_namespace}:{change.job}",
                            (), None, False, "loses its source" if direct else "loses an influence"))
-        keys = [{"namespace": r["namespace"], "dataset": r["dataset"], "name": r["column"]}]
-        hop = (f"{change.dataset}.{r['fromColumn']}",)
-        for f in _column_findings(graph, keys, what, depth, as_of, cutoff, hop):
-            out.append(Finding(f.severity if direct else "RISKY", f.change, f.consumer_kind, f.consumer,
-                               f.path, f.transformation, f.job, f.owners, f.last_run, f.stale, f.note))
+        hop = f"{change.dataset}.{r['fromColumn']}"
+        for f in downstream.get(f"{r['namespace']}:{r['dataset']}.{r['column']}", []):
+            out.append(replace(f, severity=f.severity if direct else "RISKY", path=(hop, *f.path)))
     if not rows:
         out.append(Finding("RISKY", what, "job", f"{change.job_namespace}:{change.job}",
                            (f"{change.namespace}:{change.dataset}",), "coarse (no column lineage)",
                            f"{change.job_namespace}:{change.job}", (), None, False,
                            "the job has no column lineage from it: what it loses is unknown"))
     return out
-
-
-def _known_dataset(graph: Graph, change: Change) -> None:
-    if not graph.read("impact/exists_dataset", namespace=change.namespace, name=change.dataset)[0]["found"]:
-        raise CheckInputError(f"unknown dataset {change.namespace}:{change.dataset}")
 
 
 def _safe(what: str, consumer: str, note: str) -> Finding:

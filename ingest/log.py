@@ -178,6 +178,10 @@ class SQLiteLog:
             f"SELECT id, seq, body, reason, failed_at, retries FROM dead_letters {where} ORDER BY id")
         return [DeadLetter(i, s, json.loads(b), r, f, n) for i, s, b, r, f, n in cur]
 
+    def dead_letter_count(self) -> int:
+        """Unresolved dead letters (without reading their events)."""
+        return int(self._conn().execute("SELECT count(*) FROM dead_letters WHERE resolved = 0").fetchone()[0])
+
     def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None:
         if ok:
             self._conn().execute("UPDATE dead_letters SET resolved = 1, retries = retries + 1 "

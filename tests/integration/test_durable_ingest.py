@@ -210,6 +210,7 @@ def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(grap
     assert result is not None and result.loaded == 2 and result.dead == 1
     [letter] = log.dead_letters()
     assert letter.seq == 2 and "could not be loaded" in letter.reason
+    assert log.dead_letter_count() == 1
     assert log.position(CONSUMER) == 3
     assert retry_dead_letters(graph, log) == (0, 1)
     assert log.dead_letters()[0].retries == 1
