@@ -651,8 +651,8 @@ def worker_cmd(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with _open_graph(settings) as graph:
-            worker = Worker(graph, events, settings.worker_batch, settings.batch_size,
-                            settings.facet_max_bytes)
+            worker = Worker(graph, events, settings.worker_batch,
+                            facet_max_bytes=settings.facet_max_bytes)
 
             def report(r) -> None:  # type: ignore[no-untyped-def]
                 err.print(f"batch: {r.events} events, {r.loaded} loaded, {r.duplicates} duplicates, "

@@ -3,7 +3,7 @@
 Layered pipelines (sources -> staging -> marts -> dashboards and ML features), skewed fan-out (a
 few hub tables read by many jobs), schemas of 5-200 columns (most small), column lineage with the
 real mix of transformation types (identity, transformation, aggregation, masking, and INDIRECT
-join/filter/group-by), parent runs, and some failures. One COMPLETE (or FAIL) RunEvent per job.
+join/filter/group-by), parent runs, some failures, and daily runs (optionally with START events).
 
     python -m bench.generate --datasets 10000 --out /tmp/lineage-10k.ndjson
 """
@@ -23,6 +23,7 @@ from typing import Any
 NS = "warehouse://bench:5432"
 JOB_NS = "bench"
 PRODUCER = "https://github.com/lineage-graph/bench"
+SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 LAYERS = (("src", 0.15), ("stg", 0.35), ("mart", 0.35), ("dash", 0.15))
 DIRECT = (("IDENTITY", 0.55), ("TRANSFORMATION", 0.3), ("AGGREGATION", 0.15))
 INDIRECT = ("JOIN", "FILTER", "GROUP_BY", "SORT")
@@ -85,39 +86,63 @@ def _wire(rng: random.Random, t: Table, by_layer: list[list[Table]]) -> None:
         t.lineage[col] = edges
 
 
-def events(all_tables: list[Table], seed: int = 7, fail_rate: float = 0.03) -> Iterator[dict[str, Any]]:
+def events(all_tables: list[Table], seed: int = 7, fail_rate: float = 0.03, days: int = 1,
+           starts: bool = False) -> Iterator[dict[str, Any]]:
+    """The runs of every table's job, one per day for ``days`` days, in event-time order per day.
+
+    Each run ends with a COMPLETE (or, at ``fail_rate``, a FAIL) event carrying the output schema and
+    column lineage; with ``starts`` it is preceded by a START event naming the same inputs and
+    outputs with the schema but no column lineage, as the Spark listener sends them.
+    """
     rng = random.Random(seed + 1)
-    start = datetime(2024, 6, 1, 1, tzinfo=UTC)
+    first_day = datetime(2024, 6, 1, 1, tzinfo=UTC)
     parents = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(10)]
-    for i, t in enumerate(all_tables):
-        run_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        failed = t.layer > 0 and rng.random() < fail_rate
-        when = start + timedelta(minutes=t.layer * 30, seconds=i)
-        run_facets: dict[str, Any] = {"parent": {
-            "run": {"runId": parents[i % len(parents)]},
-            "job": {"namespace": JOB_NS, "name": f"nightly_{i % len(parents)}"}}}
-        if failed:
-            run_facets["errorMessage"] = {"message": f"task failed: column {t.columns[-1]} missing",
-                                          "programmingLanguage": "python"}
-        output: dict[str, Any] = {"namespace": NS, "name": t.name, "facets": {
-            "schema": {"fields": [{"name": c, "type": "STRING" if c == "email" else "BIGINT"}
-                                  for c in t.columns]},
-            "ownership": {"owners": [{"name": f"team:{t.name.split('.')[0]}-{i % 7}"}]}}}
-        if t.lineage:
-            output["facets"]["columnLineage"] = {"fields": {
-                col: {"inputFields": [
-                    {"namespace": NS, "name": src, "field": f, "transformations": [
-                        {"type": kind, "subtype": sub, "masking": masked}]}
-                    for src, f, kind, sub, masked in edges]}
-                for col, edges in t.lineage.items()}}
-        yield {"eventType": "FAIL" if failed else "COMPLETE",
-               "eventTime": when.isoformat().replace("+00:00", "Z"),
-               "producer": PRODUCER,
-               "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-               "run": {"runId": run_id, "facets": run_facets},
-               "job": {"namespace": JOB_NS, "name": f"build_{t.name}", "facets": {}},
-               "inputs": [{"namespace": NS, "name": s} for s in t.inputs],
-               "outputs": [output]}
+    for day in range(days):
+        start = first_day + timedelta(days=day)
+        todays: list[tuple[datetime, int, dict[str, Any]]] = []
+        for i, t in enumerate(all_tables):
+            run_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            failed = t.layer > 0 and rng.random() < fail_rate
+            when = start + timedelta(minutes=t.layer * 30, seconds=i)
+            done = when + timedelta(seconds=rng.randrange(30, 1200)) if starts else when
+            parent = {"parent": {
+                "run": {"runId": parents[i % len(parents)]},
+                "job": {"namespace": JOB_NS, "name": f"nightly_{i % len(parents)}"}}}
+            run_facets: dict[str, Any] = dict(parent)
+            if failed:
+                run_facets["errorMessage"] = {"message": f"task failed: column {t.columns[-1]} missing",
+                                              "programmingLanguage": "python"}
+            schema = {"fields": [{"name": c, "type": "STRING" if c == "email" else "BIGINT"}
+                                 for c in t.columns]}
+            owners = {"owners": [{"name": f"team:{t.name.split('.')[0]}-{i % 7}"}]}
+            output: dict[str, Any] = {"namespace": NS, "name": t.name,
+                                      "facets": {"schema": schema, "ownership": owners}}
+            if t.lineage:
+                output["facets"]["columnLineage"] = {"fields": {
+                    col: {"inputFields": [
+                        {"namespace": NS, "name": src, "field": f, "transformations": [
+                            {"type": kind, "subtype": sub, "masking": masked}]}
+                        for src, f, kind, sub, masked in edges]}
+                    for col, edges in t.lineage.items()}}
+            job = {"namespace": JOB_NS, "name": f"build_{t.name}", "facets": {}}
+            inputs = [{"namespace": NS, "name": s} for s in t.inputs]
+            if starts:
+                todays.append((when, 2 * i, {
+                    "eventType": "START", "eventTime": _z(when), "producer": PRODUCER,
+                    "schemaURL": SCHEMA_URL, "run": {"runId": run_id, "facets": parent}, "job": job,
+                    "inputs": inputs,
+                    "outputs": [{"namespace": NS, "name": t.name, "facets": {"schema": schema}}]}))
+            todays.append((done, 2 * i + 1, {
+                "eventType": "FAIL" if failed else "COMPLETE", "eventTime": _z(done),
+                "producer": PRODUCER, "schemaURL": SCHEMA_URL,
+                "run": {"runId": run_id, "facets": run_facets}, "job": job,
+                "inputs": inputs, "outputs": [output]}))
+        todays.sort(key=lambda e: (e[0], e[1]))
+        yield from (e for _, _, e in todays)
+
+
+def _z(t: datetime) -> str:
+    return t.isoformat().replace("+00:00", "Z")
 
 
 def main() -> None:

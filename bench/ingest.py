@@ -1,16 +1,19 @@
 """End-to-end ingest: HTTP clients -> durable log -> worker -> queryable in Neo4j.
 
 Starts a dedicated Neo4j (the bench one: its own state directory and ports), a `lineage serve` and a
-`lineage worker` (real processes), then measures on generated, realistic events (schemas and
-column lineage, ~2-3 KB each, from bench.generate):
+`lineage worker` (real processes), then measures on generated, realistic events from
+bench.generate: TABLES jobs, each running once a day (a START and a COMPLETE/FAIL event per run,
+with schemas and column lineage, ~2 KB on average), day after day, in event-time order:
 
 1. throughput: CLIENTS concurrent clients post EVENTS events (one event per request, as
-   OpenLineage clients do), and we time acceptance and the moment the worker has loaded them all;
+   OpenLineage clients do; --per-request N sends JSON arrays of N), and we time acceptance and the
+   moment the worker has loaded them all;
 2. lag: one client posts at a fixed RATE events/s for SECONDS; for every acknowledged event we take
    the time from its acknowledgement until the worker's committed position covers it;
 3. optionally (--spark N) the Spark bulk path: N events from a file with `lineage ingest --engine spark`.
 
     python -m bench.ingest                      # 10,000 events, 4 clients; 500 events/s for 20 s
+    python -m bench.ingest --per-request 100    # the same, 100 events per request
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _post(url: str, event: dict[str, Any]) -> int:
+def _post(url: str, event: dict[str, Any] | list[dict[str, Any]]) -> int:
     req = urllib.request.Request(url, data=json.dumps(event).encode(),
                                  headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
@@ -108,6 +111,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--events", type=int, default=10_000)
     p.add_argument("--clients", type=int, default=4)
+    p.add_argument("--tables", type=int, default=1000, help="jobs (one output table each) in the stream")
+    p.add_argument("--per-request", type=int, default=1, help="events per request in the throughput test")
     p.add_argument("--rate", type=int, default=500)
     p.add_argument("--seconds", type=int, default=20)
     p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
@@ -142,17 +147,21 @@ def main() -> None:
             except OSError:
                 time.sleep(0.1)
         total = a.events + (a.rate + max(1, a.rate // 5)) * a.seconds
-        evs = list(gen_events(tables(total, seed=11), seed=11))
+        days = -(-total // (2 * a.tables))
+        evs = list(gen_events(tables(a.tables, seed=11), seed=11, days=days, starts=True))
         size = statistics.mean(len(json.dumps(e)) for e in evs[:500])
         results["event_bytes_mean"] = round(size)
+        results["stream"] = {"tables": a.tables, "days": days, "events": len(evs),
+                             "kinds": "START + COMPLETE/FAIL per daily run"}
 
         # 1. throughput with concurrent clients
         first = evs[:a.events]
         t0 = time.perf_counter()
 
         def client(k: int) -> None:
-            for e in first[k::a.clients]:
-                _post(url, e)
+            mine = first[k::a.clients]
+            for i in range(0, len(mine), a.per_request):
+                _post(url, mine[i] if a.per_request == 1 else mine[i:i + a.per_request])
 
         threads = [threading.Thread(target=client, args=(k,)) for k in range(a.clients)]
         for t in threads:
@@ -164,7 +173,7 @@ def main() -> None:
         while log.position("neo4j") < last:
             time.sleep(0.05)
         loaded_s = time.perf_counter() - t0
-        results["throughput"] = {"events": a.events, "clients": a.clients,
+        results["throughput"] = {"events": a.events, "clients": a.clients, "per_request": a.per_request,
                                  "accepted_per_s": a.events / accepted_s,
                                  "end_to_end_per_s": a.events / loaded_s, "seconds": loaded_s}
         print(json.dumps(results["throughput"]), file=sys.stderr)

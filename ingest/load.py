@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.db import Graph, Step
+from graph.errors import QueryError
 from ingest.transform import Rows
 
 # Nodes before the edges that MATCH them; fine dataset edges before the coarse refresh.
@@ -15,6 +16,7 @@ _ORDER = (
     ("runs", "ingest/runs"),
     ("parents", "ingest/parents"),
     ("columns", "ingest/columns"),
+    ("column_keys", "ingest/column_keys"),
     ("reads", "ingest/reads"),
     ("writes", "ingest/writes"),
     ("job_reads", "ingest/job_reads"),
@@ -31,24 +33,39 @@ _WIRE_TIMES = ("firstSeen", "lastSeen", "stateTime")
 
 
 def _wire(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with its main times as ISO strings; the queries turn them back with datetime().
+    """The row as the queries take it: times as ISO strings, without the combine-only ``time``.
 
-    The driver converts each Python datetime through neo4j.time, which cost about 70% of the
-    ingest time on realistic events; strings pack cheaply and the server parses them fast.
+    The driver converts each Python datetime through neo4j.time, which cost most of the worker's
+    own CPU on realistic events; strings pack cheaply and the queries turn them back with
+    datetime(). ``time`` only orders rows inside ``combine`` (firstSeen/lastSeen carry it on).
     """
-    return {**row, **{k: row[k].isoformat() for k in _WIRE_TIMES
-                      if isinstance(row.get(k), datetime)}}
+    out = {k: v.isoformat() if k in _WIRE_TIMES and isinstance(v, datetime) else v
+           for k, v in row.items() if k != "time"}
+    if "stateTimes" in out:
+        out["stateTimes"] = {k: v.isoformat() if isinstance(v, datetime) else v
+                             for k, v in out["stateTimes"].items()}
+    return out
 
 
 def steps(rows: Rows) -> list[Step]:
     """The named queries and parameters that write ``rows`` (already combined per key)."""
-    plan: list[Step] = [(name, {"rows": [_wire(r) for r in getattr(rows, kind)]})
-                        for kind, name in _ORDER if getattr(rows, kind)]
+    keys = {"column_keys": _edge_columns(rows)}
+    plan: list[Step] = [(name, {"rows": keys.get(kind) or [_wire(r) for r in getattr(rows, kind, [])]})
+                        for kind, name in _ORDER if keys.get(kind) or getattr(rows, kind, None)]
     jobs = {(r["jobNamespace"], r["jobName"]) for r in rows.job_writes}
     if jobs:
         plan.append(("ingest/coarse_edges",
                      {"jobs": [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]}))
     return plan
+
+
+def _edge_columns(rows: Rows) -> list[dict[str, str]]:
+    """Columns named by column lineage but not by a schema row of this batch."""
+    known = {(r["namespace"], r["dataset"], r["name"]) for r in rows.columns}
+    ends = {end for e in rows.column_edges
+            for end in ((e["outNamespace"], e["outDataset"], e["outColumn"]),
+                        (e["inNamespace"], e["inDataset"], e["inColumn"]))} - known
+    return [{"namespace": ns, "dataset": ds, "name": name} for ns, ds, name in sorted(ends)]
 
 
 def load(graph: Graph, rows: Rows) -> int:
@@ -58,7 +75,10 @@ def load(graph: Graph, rows: Rows) -> int:
         return 0
     results = graph.write(plan)
     duplicates = 0
-    for (name, _), result in zip(plan, results, strict=True):
+    for (name, params), result in zip(plan, results, strict=True):
+        if name == "ingest/column_edges" and result[0]["written"] != len(params["rows"]):
+            raise QueryError(name, f"{len(params['rows']) - result[0]['written']} column edges found "
+                                   "no column to attach to")
         if name in _COUNTS_DUPLICATES and result:
             duplicates += int(result[0].get("duplicates") or 0)
     return duplicates

@@ -38,12 +38,12 @@ class BatchResult:
 
 
 class Worker:
-    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 1000, load_batch: int = 500,
+    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 1000, load_batch: int | None = None,
                  facet_max_bytes: int = 16_384, consumer: str = CONSUMER) -> None:
         self.graph = graph
         self.log = events
         self.batch = batch
-        self.load_batch = load_batch
+        self.load_batch = load_batch or batch  # default: one Neo4j transaction per micro-batch
         self.facet_max_bytes = facet_max_bytes
         self.consumer = consumer
 

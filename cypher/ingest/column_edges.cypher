@@ -1,17 +1,14 @@
 // Answers: records column-level lineage: (derived Column)-[:DERIVED_FROM]->(source Column), one
 // edge per job, type and subtype, keeping masking, description, the last run, first/last seen.
 // Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen}
-// Returns: nothing
+// Returns: written, how many edges were written (the loader checks it is all of them)
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
-MERGE (od:Dataset {namespace: row.outNamespace, name: row.outDataset})
-MERGE (oc:Column {namespace: row.outNamespace, dataset: row.outDataset, name: row.outColumn})
-MERGE (od)-[:HAS_COLUMN]->(oc)
-MERGE (id:Dataset {namespace: row.inNamespace, name: row.inDataset})
-MERGE (ic:Column {namespace: row.inNamespace, dataset: row.inDataset, name: row.inColumn})
-MERGE (id)-[:HAS_COLUMN]->(ic)
+// both ends exist: ingest/columns and ingest/column_keys ran first in the same transaction
+MATCH (oc:Column {namespace: row.outNamespace, dataset: row.outDataset, name: row.outColumn})
+MATCH (ic:Column {namespace: row.inNamespace, dataset: row.inDataset, name: row.inColumn})
 MERGE (oc)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName,
                             type: row.type, subtype: row.subtype}]->(ic)
 WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer
@@ -20,3 +17,4 @@ SET x.masking = CASE WHEN newer THEN row.masking ELSE x.masking END,
     x.runId = CASE WHEN newer AND row.runId IS NOT NULL THEN row.runId ELSE x.runId END,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
+RETURN count(*) AS written

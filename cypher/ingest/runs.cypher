@@ -18,7 +18,7 @@ WITH x, row,
 FOREACH (k IN keys(row.props) |
   SET x[k] = CASE WHEN newer OR x[k] IS NULL THEN row.props[k] ELSE x[k] END)
 FOREACH (k IN keys(row.stateTimes) |
-  SET x[k] = CASE WHEN x[k] IS NULL OR row.stateTimes[k] > x[k] THEN row.stateTimes[k] ELSE x[k] END)
+  SET x[k] = CASE WHEN x[k] IS NULL OR datetime(row.stateTimes[k]) > x[k] THEN datetime(row.stateTimes[k]) ELSE x[k] END)
 SET x.stub = false,
     x.state = CASE WHEN wins THEN row.state ELSE x.state END,
     x.stateRank = CASE WHEN wins THEN row.rank ELSE x.stateRank END,
