@@ -41,9 +41,10 @@ def _wire(row: dict[str, Any]) -> dict[str, Any]:
     """
     out = {k: v.isoformat() if k in _WIRE_TIMES and isinstance(v, datetime) else v
            for k, v in row.items() if k != "time"}
-    if "stateTimes" in out:
+    state_times: dict[str, Any] | None = row.get("stateTimes")
+    if state_times is not None:
         out["stateTimes"] = {k: v.isoformat() if isinstance(v, datetime) else v
-                             for k, v in out["stateTimes"].items()}
+                             for k, v in state_times.items()}
     return out
 
 
