@@ -70,6 +70,14 @@ def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[L
             report.rejected.append(Rejection(item.where, tuple(result)))
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A batch of valid events and its rows, combined per key, ready to load."""
+
+    batch: list[Located]
+    rows: Rows
+
+
 class Ingester:
     """Loads valid events into the graph in batches; remembers digests seen in this session."""
 
@@ -82,6 +90,18 @@ class Ingester:
     def ingest(self, items: Iterable[RawItem], report: IngestReport,
                progress: Callable[[int], None] = lambda n: None) -> IngestReport:
         """Validate and load ``items``; ``progress`` is called with the count of each batch."""
+        for prepared in self.prepare(items, report, progress):
+            self.load(prepared, report)
+            progress(len(prepared.batch))
+        return report
+
+    def prepare(self, items: Iterable[RawItem], report: IngestReport,
+                progress: Callable[[int], None] = lambda n: None) -> Iterator[Prepared]:
+        """The CPU part, no I/O: valid, not yet seen events in batches with their combined rows.
+
+        Invalid events go to ``report.rejected``; events seen before in this session count as
+        duplicates (and are passed to ``progress``).
+        """
         batch: list[Located] = []
         for located in validate_items(items, report):
             if located.event.digest in self._seen:
@@ -91,19 +111,24 @@ class Ingester:
             self._seen.add(located.event.digest)
             batch.append(located)
             if len(batch) >= self.batch_size:
-                self._load(batch, report)
-                progress(len(batch))
+                yield self._rows(batch)
                 batch = []
         if batch:
-            self._load(batch, report)
-            progress(len(batch))
-        return report
+            yield self._rows(batch)
 
-    def _load(self, batch: list[Located], report: IngestReport) -> None:
+    def _rows(self, batch: list[Located]) -> Prepared:
         rows = Rows()
         for located in batch:
             rows.extend(transform(located.event, self.facet_max_bytes))
-        combined = combine(rows)
+        return Prepared(batch, combine(rows))
+
+    def load(self, prepared: Prepared, report: IngestReport) -> None:
+        """Write one prepared batch in one transaction (split until a refused event is alone)."""
+        self._load(prepared.batch, report, prepared.rows)
+
+    def _load(self, batch: list[Located], report: IngestReport, combined: Rows | None = None) -> None:
+        if combined is None:
+            combined = self._rows(batch).rows
         try:
             duplicates = load(self.graph, combined)
         except QueryError as e:

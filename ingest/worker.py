@@ -15,12 +15,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
-from ingest.log import SQLiteLog
-from ingest.pipeline import Ingester, IngestReport
+from ingest.log import Entry, SQLiteLog
+from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem
 
 log = logging.getLogger(__name__)
@@ -52,20 +53,31 @@ class Worker:
 
     def run_once(self) -> BatchResult | None:
         """Load the next micro-batch, if any. Raises DatabaseUnavailable with the position held."""
-        position = self.log.position(self.consumer)
+        pending = self._prepare(self.log.position(self.consumer))
+        return None if pending is None else self._apply(pending)
+
+    def _prepare(self, position: int) -> _Pending | None:
+        """Read the micro-batch after ``position`` and do its CPU work (validate, transform)."""
         entries = self.log.read(position, self.batch)
         if not entries:
             return None
         started = time.perf_counter()
-        by_seq = {e.seq: e for e in entries}
-        items = [RawItem(f"log#{e.seq}", obj=e.event) for e in entries]
+        report = IngestReport()
         ingester = Ingester(self.graph, self.load_batch, self.facet_max_bytes)
-        report = ingester.ingest(items, IngestReport())  # DatabaseUnavailable propagates
+        items = [RawItem(f"log#{e.seq}", obj=e.event) for e in entries]
+        return _Pending(entries, report, ingester, list(ingester.prepare(items, report)), started)
+
+    def _apply(self, pending: _Pending) -> BatchResult:
+        """Write a prepared micro-batch, then record dead letters and the new position."""
+        entries, report = pending.entries, pending.report
+        for prepared in pending.prepared:
+            pending.ingester.load(prepared, report)  # DatabaseUnavailable propagates
+        by_seq = {e.seq: e for e in entries}
         for rejection in report.rejected:
             seq = int(rejection.where.removeprefix("log#"))
             self.log.add_dead_letter(seq, by_seq[seq].event, "; ".join(rejection.reasons))
         self.log.commit(self.consumer, entries[-1].seq)  # only after Neo4j committed
-        seconds = time.perf_counter() - started
+        seconds = time.perf_counter() - pending.started
         self.log.set_stats(
             {"last_batch_events": len(entries), "last_batch_seconds": seconds,
              "last_commit_unix": time.time()},
@@ -76,26 +88,50 @@ class Worker:
 
     def run(self, stop: threading.Event, poll: float = 0.2,
             on_batch: Callable[[BatchResult], None] = lambda r: None) -> None:
-        """Consume until ``stop`` is set; back off while Neo4j is unavailable."""
+        """Consume until ``stop`` is set; back off while Neo4j is unavailable.
+
+        While Neo4j writes one micro-batch, a second thread reads and transforms the next, so the
+        Python work and the database work overlap. The position still moves one committed batch
+        at a time; a prepared batch is thrown away when its predecessor fails.
+        """
         failures = 0
-        while not stop.is_set():
-            try:
-                result = self.run_once()
-            except DatabaseUnavailable as e:
-                failures += 1
-                wait = min(30.0, 0.5 * 2 ** min(failures, 6))
-                log.warning("Neo4j unavailable (%s); holding position, retrying in %.1f s", e, wait)
-                self.log.set_stats({"neo4j_unavailable": 1})
-                stop.wait(wait)
-                continue
-            if failures:
-                log.warning("Neo4j is back; resuming")
-                self.log.set_stats({"neo4j_unavailable": 0})
-                failures = 0
-            if result is None:
-                stop.wait(poll)
-            else:
+        ahead: Future[_Pending | None] | None = None
+        with ThreadPoolExecutor(1, thread_name_prefix="worker-prepare") as pool:
+            while not stop.is_set():
+                pending = ahead.result() if ahead is not None else self._prepare(
+                    self.log.position(self.consumer))
+                ahead = None
+                if pending is None:
+                    stop.wait(poll)
+                    continue
+                ahead = pool.submit(self._prepare, pending.entries[-1].seq)
+                try:
+                    result = self._apply(pending)
+                except DatabaseUnavailable as e:
+                    ahead.cancel()
+                    ahead = None
+                    failures += 1
+                    wait = min(30.0, 0.5 * 2 ** min(failures, 6))
+                    log.warning("Neo4j unavailable (%s); holding position, retrying in %.1f s", e, wait)
+                    self.log.set_stats({"neo4j_unavailable": 1})
+                    stop.wait(wait)
+                    continue
+                if failures:
+                    log.warning("Neo4j is back; resuming")
+                    self.log.set_stats({"neo4j_unavailable": 0})
+                    failures = 0
                 on_batch(result)
+
+
+@dataclass
+class _Pending:
+    """A micro-batch read from the log and prepared, not yet written."""
+
+    entries: list[Entry]
+    report: IngestReport
+    ingester: Ingester
+    prepared: list[Prepared]
+    started: float
 
 
 def retry_dead_letters(graph: Graph, events: SQLiteLog, facet_max_bytes: int = 16_384) -> tuple[int, int]:

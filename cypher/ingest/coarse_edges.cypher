@@ -5,6 +5,7 @@
 // :param jobs => [{namespace: 'example', name: 'etl_orders'}]
 UNWIND $jobs AS key
 MATCH (j:Job {namespace: key.namespace, name: key.name})-[w:WRITES]->(o:Dataset)
+USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
 WHERE NOT EXISTS {
   MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->()
 }

@@ -7,8 +7,12 @@ UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 // both ends exist: ingest/columns and ingest/column_keys ran first in the same transaction
+// the hints keep the plan an index seek while the graph is young (statistics of a near-empty
+// graph once planned this as a full index scan: a 4,600-row batch took 31 s)
 MATCH (oc:Column {namespace: row.outNamespace, dataset: row.outDataset, name: row.outColumn})
+USING INDEX SEEK oc:Column(namespace, dataset, name)
 MATCH (ic:Column {namespace: row.inNamespace, dataset: row.inDataset, name: row.inColumn})
+USING INDEX SEEK ic:Column(namespace, dataset, name)
 MERGE (oc)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName,
                             type: row.type, subtype: row.subtype}]->(ic)
 WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer

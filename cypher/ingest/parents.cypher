@@ -6,7 +6,7 @@
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
-MATCH (r:Run {runId: row.runId})
+MATCH (r:Run {runId: row.runId}) USING INDEX SEEK r:Run(runId)  // a seek even while the graph is young
 MERGE (p:Run {runId: row.parentRunId})
   ON CREATE SET p.stub = true, p.jobNamespace = row.parentJobNamespace, p.jobName = row.parentJobName
 MERGE (pj:Job {namespace: row.parentJobNamespace, name: row.parentJobName})

@@ -5,7 +5,7 @@
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
-MATCH (r:Run {runId: row.runId})
+MATCH (r:Run {runId: row.runId}) USING INDEX SEEK r:Run(runId)  // a seek even while the graph is young
 MERGE (d:Dataset {namespace: row.namespace, name: row.name})
 MERGE (r)-[x:WROTE]->(d)
 SET x.version = coalesce(row.version, x.version),

@@ -148,7 +148,7 @@ _FIELDS = ["eventType", "eventTime", "producer", "run", "job", "inputs", "output
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(_FIELDS + ["run.runId", "job.namespace", "job.name"]),
-       value=st.one_of(st.integers(), st.floats(allow_nan=False), st.booleans(), st.none(),
+       value=st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
                        st.lists(st.integers(), max_size=2)))
 def test_wrong_types_in_the_envelope_are_refused_or_harmless(api: TestClient, field: str, value: Any) -> None:
     event = _events(1)[0]
@@ -200,6 +200,30 @@ def test_worker_run_loop_backs_off_then_resumes(graph: Graph, log: SQLiteLog) ->
     stop.set()
     thread.join(timeout=10)
     assert seen == [2, 1] and not thread.is_alive()
+
+
+def test_the_prefetching_run_loop_builds_the_graph_batch_after_batch_loads(graph: Graph, log: SQLiteLog,
+                                                                          corpus: Path) -> None:
+    marquez = json.loads((corpus / "MarquezProject__marquez/docker/metadata.json").read_text())
+    log.append(marquez + _events(5) + marquez[:10])
+    last = log.last_seq()
+    while Worker(graph, log, batch=7).run_once():
+        pass
+    one_by_one = nodes(graph), edges(graph)
+    wipe(graph)
+    log.commit(CONSUMER, 0)
+    stop = threading.Event()
+    sizes: list[int] = []
+    thread = threading.Thread(target=Worker(graph, log, batch=7).run,
+                              args=(stop, 0.05, lambda r: sizes.append(r.events)))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while log.position(CONSUMER) < last and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    thread.join(timeout=20)
+    assert sum(sizes) == last and len(sizes) == -(-last // 7)  # every batch once, in order
+    assert (nodes(graph), edges(graph)) == one_by_one
 
 
 def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(graph: Graph,
