@@ -107,30 +107,9 @@ def _wipe(graph: Graph) -> None:
         s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--events", type=int, default=10_000)
-    p.add_argument("--clients", type=int, default=4)
-    p.add_argument("--tables", type=int, default=1000, help="jobs (one output table each) in the stream")
-    p.add_argument("--per-request", type=int, default=1, help="events per request in the throughput test")
-    p.add_argument("--rate", type=int, default=500)
-    p.add_argument("--seconds", type=int, default=20)
-    p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
-    a = p.parse_args()
-
-    settings = bench_settings()
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings))
-    apply_schema(graph)
-    _wipe(graph)
-    tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-ingest-"))
-    port = _port()
-    env = os.environ | {"LINEAGE_STATE_DIR": str(settings.state_dir),
-                        "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
-                        "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
-                        "LINEAGE_LOG_FILE": str(tmp / "events.db"), "LINEAGE_API_PORT": str(port),
-                        "LINEAGE_WORKER_POLL": "0.05"}
+def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
+          results: dict[str, Any]) -> None:
+    """Parts 1 and 2: a real API and worker, fed over HTTP."""
     procs = []
     for cmd in ("serve", "worker"):
         with (tmp / f"{cmd}.log").open("wb") as out:
@@ -138,7 +117,6 @@ def main() -> None:
                                           stderr=subprocess.STDOUT))
     url = f"http://127.0.0.1:{port}/api/v1/lineage"
     log = SQLiteLog(tmp / "events.db")
-    results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores"}
     try:
         for _ in range(300):
             try:
@@ -191,6 +169,37 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=15)
 
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=10_000)
+    p.add_argument("--clients", type=int, default=4)
+    p.add_argument("--tables", type=int, default=1000, help="jobs (one output table each) in the stream")
+    p.add_argument("--per-request", type=int, default=1, help="events per request in the throughput test")
+    p.add_argument("--rate", type=int, default=500)
+    p.add_argument("--seconds", type=int, default=20)
+    p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
+    p.add_argument("--spark-only", action="store_true", help="skip the HTTP parts")
+    p.add_argument("--json", type=Path, help="also write the results here")
+    a = p.parse_args()
+
+    settings = bench_settings()
+    server = LocalServer(settings)
+    server.start()
+    graph = Graph(connect(settings))
+    apply_schema(graph)
+    _wipe(graph)
+    tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-ingest-"))
+    port = _port()
+    env = os.environ | {"LINEAGE_STATE_DIR": str(settings.state_dir),
+                        "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
+                        "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
+                        "LINEAGE_LOG_FILE": str(tmp / "events.db"), "LINEAGE_API_PORT": str(port),
+                        "LINEAGE_WORKER_POLL": "0.05"}
+    results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores"}
+    if not a.spark_only:
+        _http(a, env, tmp, port, results)
     if a.spark:
         _wipe(graph)
         path = tmp / "spark.ndjson"
@@ -206,6 +215,8 @@ def main() -> None:
         print(json.dumps(results["spark"]), file=sys.stderr)
     graph.close()
     print(json.dumps(results, indent=2))
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

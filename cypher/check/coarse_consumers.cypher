@@ -7,6 +7,7 @@
 // :param asOf => null
 UNWIND $datasets AS key
 MATCH (src:Dataset {namespace: key.namespace, name: key.name})<-[e:DERIVED_FROM {coarse: true}]-(d:Dataset)
+USING INDEX SEEK src:Dataset(namespace, name)
 WHERE $asOf IS NULL OR e.firstSeen <= $asOf
 OPTIONAL CALL (e) {
   MATCH (:Job {namespace: e.jobNamespace, name: e.jobName})<-[:OF]-(r:Run) WHERE r.state IS NOT NULL

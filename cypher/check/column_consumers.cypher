@@ -12,6 +12,7 @@
 // :param asOf => null
 UNWIND $columns AS key
 MATCH (src:Column {namespace: key.namespace, dataset: key.dataset, name: key.name})
+USING INDEX SEEK src:Column(namespace, dataset, name)
 UNWIND [1, 0] AS direct
 CALL (src, direct) {
   MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf)

@@ -9,7 +9,8 @@
 // :param jobName => 'enrich_orders'
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'staging.users_clean'
-MATCH (:Dataset {namespace: $namespace, name: $name})-[:HAS_COLUMN]->(i:Column)
+MATCH (d:Dataset {namespace: $namespace, name: $name})-[:HAS_COLUMN]->(i:Column)
+USING INDEX SEEK d:Dataset(namespace, name)
 MATCH (o:Column)-[e:DERIVED_FROM {jobNamespace: $jobNamespace, jobName: $jobName}]->(i)
 RETURN o.namespace AS namespace, o.dataset AS dataset, o.name AS column, i.name AS fromColumn,
        e.type AS type, e.subtype AS subtype

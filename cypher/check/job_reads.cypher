@@ -4,6 +4,7 @@
 // Returns: namespace, name of each input dataset, or no row for an unknown job
 // :param namespace => 'shop-nightly'
 // :param name => 'enrich_orders'
-MATCH (:Job {namespace: $namespace, name: $name})-[:READS]->(d:Dataset)
+MATCH (j:Job {namespace: $namespace, name: $name})-[:READS]->(d:Dataset)
+USING INDEX SEEK j:Job(namespace, name)
 RETURN d.namespace AS namespace, d.name AS name
 ORDER BY namespace, name

@@ -13,6 +13,7 @@
 // :param depth => 20
 // :param asOf => null
 MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
+USING INDEX SEEK src:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
 WHERE n <> src AND length(p) <= $depth
 WITH n, p, last(relationships(p)) AS via

@@ -10,6 +10,7 @@
 // :param depth => 20
 // :param asOf => null
 MATCH (src:Dataset {namespace: $namespace, name: $name})
+USING INDEX SEEK src:Dataset(namespace, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
 WHERE n <> src AND length(p) <= $depth
 WITH n, p, last(relationships(p)) AS via

@@ -8,6 +8,7 @@
 // :param name => 'marts.revenue_by_country'
 // :param asOf => null
 MATCH (n:Dataset {namespace: $namespace, name: $name})
+USING INDEX SEEK n:Dataset(namespace, name)
 CALL (n) {
   OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(:Job)-[:WRITES]->(n)
   WITH DISTINCT r WHERE r IS NULL OR $asOf IS NULL OR r.completeTime <= $asOf

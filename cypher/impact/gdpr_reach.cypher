@@ -16,6 +16,7 @@
 // :param depth => 20
 // :param asOf => null
 MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
+USING INDEX SEEK src:Column(namespace, dataset, name)
 UNWIND [4, 3, 2, 1, 0] AS level
 CALL (src, level) {
   MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND

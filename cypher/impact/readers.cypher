@@ -5,6 +5,7 @@
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'marts.revenue_by_country'}]
 UNWIND $datasets AS key
 MATCH (j:Job)-[r:READS]->(d:Dataset {namespace: key.namespace, name: key.name})
+USING INDEX SEEK d:Dataset(namespace, name)
 RETURN j.namespace AS namespace, j.name AS name,
        collect(d.namespace + ':' + d.name) AS reads, max(r.lastSeen) AS lastSeen,
        coalesce(j.owners, []) AS owners

@@ -13,6 +13,7 @@
 // :param asOf => null
 UNWIND $datasets AS key
 MATCH (dst:Dataset {namespace: key.namespace, name: key.name})
+USING INDEX SEEK dst:Dataset(namespace, name)
 CALL (dst) {
   RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path
   UNION

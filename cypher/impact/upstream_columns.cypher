@@ -12,6 +12,7 @@
 // :param depth => 20
 // :param asOf => null
 MATCH (dst:Column {namespace: $namespace, dataset: $dataset, name: $column})
+USING INDEX SEEK dst:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)
 WHERE n <> dst AND length(p) <= $depth
 WITH n, p, last(relationships(p)) AS via

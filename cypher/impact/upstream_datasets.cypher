@@ -10,6 +10,7 @@
 // :param depth => 20
 // :param asOf => null
 MATCH (dst:Dataset {namespace: $namespace, name: $name})
+USING INDEX SEEK dst:Dataset(namespace, name)
 MATCH p = ANY SHORTEST (dst)((a)-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->(b)){1,50}(n)
 WHERE n <> dst AND length(p) <= $depth
 WITH n, p, last(relationships(p)) AS via

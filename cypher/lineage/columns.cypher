@@ -11,6 +11,7 @@
 // :param withDownstream => true
 UNWIND $columns AS key
 MATCH (s:Column {namespace: key.namespace, dataset: key.dataset, name: key.name})
+USING INDEX SEEK s:Column(namespace, dataset, name)
 CALL (s) {
   RETURN s AS n
   UNION

@@ -12,10 +12,12 @@
 // :param name => 'marts.orders_enriched'
 // :param depth => 20
 CALL () {
-  MATCH (s:Dataset {namespace: $namespace, name: $name}) WHERE $nodeType = 'DATASET'
+  MATCH (s:Dataset {namespace: $namespace, name: $name})
+  USING INDEX SEEK s:Dataset(namespace, name) WHERE $nodeType = 'DATASET'
   RETURN s, [s] AS outs, [s] AS ins, 0 AS base
   UNION
-  MATCH (s:Job {namespace: $namespace, name: $name}) WHERE $nodeType = 'JOB'
+  MATCH (s:Job {namespace: $namespace, name: $name})
+  USING INDEX SEEK s:Job(namespace, name) WHERE $nodeType = 'JOB'
   RETURN s, COLLECT { MATCH (s)-[:WRITES]->(d:Dataset) RETURN d } AS outs,
          COLLECT { MATCH (s)-[:READS]->(d:Dataset) RETURN d } AS ins, 1 AS base
 }

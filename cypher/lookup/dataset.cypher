@@ -6,6 +6,7 @@
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
 MATCH (d:Dataset {namespace: $namespace, name: $name})
+USING INDEX SEEK d:Dataset(namespace, name)
 OPTIONAL CALL (d) {
   MATCH (r:Run)-[:OF]->(:Job)-[:WRITES]->(d) WHERE r.state IS NOT NULL
   RETURN r ORDER BY r.stateTime DESC LIMIT 1

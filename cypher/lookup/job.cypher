@@ -7,6 +7,7 @@
 // :param name => 'revenue_by_country'
 // :param runs => 10
 MATCH (j:Job {namespace: $namespace, name: $name})
+USING INDEX SEEK j:Job(namespace, name)
 OPTIONAL CALL (j) {
   MATCH (r:Run)-[:OF]->(j) WHERE r.state IS NOT NULL
   WITH r ORDER BY r.stateTime DESC LIMIT $runs
