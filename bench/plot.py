@@ -2,6 +2,7 @@
 
     python -m bench.latency --datasets 1000 --json S.json     # and M (10,000), L (100,000)
     python -m bench.plot S.json M.json L.json --out docs/img   # needs the bench extra (matplotlib)
+    python -m bench.plot S.json M.json L.json --table          # the markdown table of all sizes
 
 Each file is one graph size; its ``meta.datasets`` is the x axis (log scale). A question missing
 from a file (an older run) is left out of that file's point.
@@ -26,11 +27,29 @@ def load(paths: list[Path]) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: r["meta"]["datasets"])
 
 
+def table(runs: list[dict[str, Any]]) -> str:
+    """p50 / p95 ms of every question at every size, and the floor at the largest size."""
+    sizes = [f"{r['meta']['datasets']:,} datasets" for r in runs]
+    lines = ["| question | " + " | ".join(f"{s} p50 / p95 ms" for s in sizes)
+             + " | in-memory floor p50 ms (largest) |",
+             "|---|" + "---:|" * (len(runs) + 1)]
+    for q in dict.fromkeys(q for r in runs for q in r["results"]):
+        cells = [f"{r['results'][q]['p50_ms']:.1f} / {r['results'][q]['p95_ms']:.1f}"
+                 if q in r["results"] else "-" for r in runs]
+        floor = runs[-1]["results"].get(q, {}).get("floor_p50_ms")
+        lines.append(f"| {q} | " + " | ".join(cells) + f" | {'-' if floor is None else f'{floor:.2f}'} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", type=Path, nargs="+", help="JSON files written by bench.latency --json")
     p.add_argument("--out", type=Path, default=Path("docs/img"), help="folder for the PNG files")
+    p.add_argument("--table", action="store_true", help="print one markdown table instead of plotting")
     a = p.parse_args()
+    if a.table:
+        print(table(load(a.runs)))
+        return
     try:
         import matplotlib
 

@@ -10,6 +10,9 @@
 // :param columns => [{namespace: 'postgres://warehouse:5432', dataset: 'raw.users', name: 'email'}]
 // :param depth => 20
 // :param asOf => null
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 UNWIND $columns AS key
 MATCH (src:Column {namespace: key.namespace, dataset: key.dataset, name: key.name})
 USING INDEX SEEK src:Column(namespace, dataset, name)

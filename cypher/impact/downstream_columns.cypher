@@ -12,6 +12,9 @@
 // :param column => 'email'
 // :param depth => 20
 // :param asOf => null
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
 USING INDEX SEEK src:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)

@@ -9,6 +9,9 @@
 // :param name => 'raw.users'
 // :param depth => 20
 // :param asOf => null
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (src:Dataset {namespace: $namespace, name: $name})
 USING INDEX SEEK src:Dataset(namespace, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)

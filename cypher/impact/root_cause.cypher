@@ -11,6 +11,9 @@
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'dashboards.revenue'}]
 // :param depth => 20
 // :param asOf => null
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 UNWIND $datasets AS key
 MATCH (dst:Dataset {namespace: key.namespace, name: key.name})
 USING INDEX SEEK dst:Dataset(namespace, name)

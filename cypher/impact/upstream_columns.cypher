@@ -11,6 +11,9 @@
 // :param column => 'revenue'
 // :param depth => 20
 // :param asOf => null
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (dst:Column {namespace: $namespace, dataset: $dataset, name: $column})
 USING INDEX SEEK dst:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)

@@ -9,6 +9,9 @@
 // :param columns => [{namespace: 'postgres://warehouse:5432', dataset: 'marts.orders_enriched', name: 'amount'}]
 // :param depth => 20
 // :param withDownstream => true
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 UNWIND $columns AS key
 MATCH (s:Column {namespace: key.namespace, dataset: key.dataset, name: key.name})
 USING INDEX SEEK s:Column(namespace, dataset, name)

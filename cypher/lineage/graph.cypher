@@ -11,6 +11,9 @@
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
 // :param depth => 20
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
 CALL () {
   MATCH (s:Dataset {namespace: $namespace, name: $name})
   USING INDEX SEEK s:Dataset(namespace, name) WHERE $nodeType = 'DATASET'
