@@ -33,8 +33,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.generate import JOB_NS, NS, tables
 from bench.generate import events as gen_events
-from bench.generate import tables
 from bench.latency import bench_settings, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
@@ -133,6 +133,20 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
         results["stream"] = {"tables": a.tables, "days": days, "events": len(evs),
                              "kinds": "START + COMPLETE/FAIL per daily run"}
 
+        # 0. warm-up: the JVM compiles Neo4j's hot paths and the queries get planned (on a cold
+        # server the first batches took 7-15 s). The warm-up lineage lives in other namespaces and
+        # stays (deleting it left Neo4j busy and the next batches 2x slower).
+        if a.warmup:
+            warm = [json.loads(json.dumps(e).replace(NS, "warehouse://warmup:5432")
+                               .replace(f'"namespace": "{JOB_NS}"', '"namespace": "warmup"'))
+                    for e in gen_events(tables(a.tables, seed=99), seed=99, days=2, starts=True)]
+            warm = warm[:a.warmup]
+            for i in range(0, len(warm), 100):
+                _post(url, warm[i:i + 100])
+            while log.position("neo4j") < log.last_seq():
+                time.sleep(0.05)
+            results["warmup_events"] = len(warm)
+
         # 1. throughput with concurrent clients
         first = evs[:a.events]
         t0 = time.perf_counter()
@@ -182,6 +196,8 @@ def main() -> None:
     p.add_argument("--seconds", type=int, default=20)
     p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
     p.add_argument("--spark-only", action="store_true", help="skip the HTTP parts")
+    p.add_argument("--warmup", type=int, default=4000,
+                   help="events loaded (then deleted) before measuring, to warm Neo4j's JVM and plans")
     p.add_argument("--keep-store", action="store_true",
                    help="wipe the bench graph instead of starting from an empty store")
     p.add_argument("--json", type=Path, help="also write the results here")
