@@ -50,9 +50,12 @@ def _wire(row: dict[str, Any]) -> dict[str, Any]:
 
 def steps(rows: Rows) -> list[Step]:
     """The named queries and parameters that write ``rows`` (already combined per key)."""
-    keys = {"column_keys": _edge_columns(rows)}
-    plan: list[Step] = [(name, {"rows": keys.get(kind) or [_wire(r) for r in getattr(rows, kind, [])]})
-                        for kind, name in _ORDER if keys.get(kind) or getattr(rows, kind, None)]
+    plan: list[Step] = []
+    for kind, name in _ORDER:
+        params = (_edge_columns(rows) if kind == "column_keys"
+                  else [_wire(r) for r in getattr(rows, kind)])
+        if params:
+            plan.append((name, {"rows": params}))
     jobs = {(r["jobNamespace"], r["jobName"]) for r in rows.job_writes}
     if jobs:
         plan.append(("ingest/coarse_edges",
