@@ -144,7 +144,7 @@ class LocalServer:
     def _set_initial_password(self) -> bool:
         if (self.home / "data" / "dbms" / "auth.ini").exists():
             return False
-        password = secrets.token_urlsafe(18)
+        password = new_password()
         self.password_file.touch(mode=0o600, exist_ok=True)
         os.chmod(self.password_file, 0o600)
         self.password_file.write_text(password + "\n", encoding="utf-8")
@@ -304,3 +304,12 @@ def _bolt_ok(uri: str, password: str, user: str = _USER) -> bool:
         return True
     except (ServiceUnavailable, Neo4jError, OSError):
         return False
+
+
+def new_password() -> str:
+    """A random password for the local server.
+
+    token_urlsafe may start with '-', which neo4j-admin reads as an option (about 1 first start in
+    64 failed with the command's usage text); a letter first keeps it a positional argument.
+    """
+    return "p" + secrets.token_urlsafe(18)
