@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +82,9 @@ def _lag(url: str, log: SQLiteLog, batch: list[dict[str, Any]], rate: int) -> di
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    senders = [threading.Thread(target=sender, args=(k, 8)) for k in range(8)]
-    for t in senders:
-        t.start()
-    for t in senders:
-        t.join()
+    _together(lambda k: sender(k, 8), 8)
     sent_s = time.perf_counter() - start
-    final = log.last_seq()
-    while log.position("neo4j") < final:
-        time.sleep(0.05)
+    _drain(log)
     time.sleep(0.1)
     stop.set()
     watcher.join()
@@ -101,6 +96,22 @@ def _lag(url: str, log: SQLiteLog, batch: list[dict[str, Any]], rate: int) -> di
             lags.append(max(0.0, seen[j][0] - acked))
     return {"target_rate": rate, "achieved_rate": len(batch) / sent_s, "events": len(batch),
             "p50_s": statistics.median(lags), "p95_s": percentile(lags, 95), "max_s": max(lags)}
+
+
+def _together(work: Callable[[int], object], n: int) -> None:
+    """Run ``work(0)`` .. ``work(n - 1)`` in n threads and wait for all of them."""
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _drain(log: SQLiteLog) -> None:
+    """Wait until the worker's committed position covers everything in the log now."""
+    last = log.last_seq()
+    while log.position("neo4j") < last:
+        time.sleep(0.05)
 
 
 def _wipe(graph: Graph) -> None:
@@ -143,8 +154,7 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
             warm = warm[:a.warmup]
             for i in range(0, len(warm), 100):
                 _post(url, warm[i:i + 100])
-            while log.position("neo4j") < log.last_seq():
-                time.sleep(0.05)
+            _drain(log)
             results["warmup_events"] = len(warm)
 
         # 1. throughput with concurrent clients
@@ -156,15 +166,9 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
             for i in range(0, len(mine), a.per_request):
                 _post(url, mine[i] if a.per_request == 1 else mine[i:i + a.per_request])
 
-        threads = [threading.Thread(target=client, args=(k,)) for k in range(a.clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _together(client, a.clients)
         accepted_s = time.perf_counter() - t0
-        last = log.last_seq()
-        while log.position("neo4j") < last:
-            time.sleep(0.05)
+        _drain(log)
         loaded_s = time.perf_counter() - t0
         results["throughput"] = {"events": a.events, "clients": a.clients, "per_request": a.per_request,
                                  "accepted_per_s": a.events / accepted_s,
