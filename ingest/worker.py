@@ -39,12 +39,11 @@ class BatchResult:
 
 
 class Worker:
-    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 1000, load_batch: int | None = None,
+    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 1000,
                  facet_max_bytes: int = 16_384, consumer: str = CONSUMER) -> None:
         self.graph = graph
         self.log = events
         self.batch = batch
-        self.load_batch = load_batch or batch  # default: one Neo4j transaction per micro-batch
         self.facet_max_bytes = facet_max_bytes
         self.consumer = consumer
 
@@ -63,7 +62,8 @@ class Worker:
             return None
         started = time.perf_counter()
         report = IngestReport()
-        ingester = Ingester(self.graph, self.load_batch, self.facet_max_bytes)
+        # one Neo4j transaction per micro-batch
+        ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
         items = [RawItem(f"log#{e.seq}", obj=e.event) for e in entries]
         return _Pending(entries, report, ingester, list(ingester.prepare(items, report)), started)
 
