@@ -231,9 +231,15 @@ class GroupCommitter:
         self._thread.start()
 
     def submit(self, events: list[dict[str, Any]], timeout: float = 60.0) -> list[int]:
+        """Append ``events`` with the next group; their sequence numbers once they are durable."""
+        return self.enqueue(events).result(timeout=timeout)
+
+    def enqueue(self, events: list[dict[str, Any]]) -> Future[list[int]]:
+        """Like ``submit`` without blocking: the future completes once the events are durable
+        (an event loop awaits it without a thread hop)."""
         future: Future[list[int]] = Future()
         self._queue.put((events, future))
-        return future.result(timeout=timeout)
+        return future
 
     def close(self) -> None:
         self._queue.put(None)
@@ -260,9 +266,11 @@ class GroupCommitter:
                 seqs = self.log.append([e for events, _ in group for e in events])
             except Exception as e:  # every waiter learns the append failed; nothing was acked
                 for _, future in group:
-                    future.set_exception(e)
+                    if not future.done():
+                        future.set_exception(e)
                 continue
             start = 0
             for events, future in group:
-                future.set_result(seqs[start:start + len(events)])
+                if not future.done():
+                    future.set_result(seqs[start:start + len(events)])
                 start += len(events)

@@ -13,6 +13,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -47,7 +48,7 @@ class _Owner(_Open):
 
 
 class _Ownership(_Open):
-    owners: list[_Owner] = []
+    owners: list[_Owner] = Field(default_factory=list)
 
 
 class _OutputStatistics(_Open):
@@ -91,11 +92,11 @@ class _SchemaField(_Open):
     name: str
     type: str | None = None
     description: str | None = None
-    fields: list[_SchemaField] = []
+    fields: list[_SchemaField] = Field(default_factory=list)
 
 
 class _Schema(_Open):
-    fields: list[_SchemaField] = []
+    fields: list[_SchemaField] = Field(default_factory=list)
 
 
 class _Transformation(_Open):
@@ -109,22 +110,22 @@ class _InputField(_Open):
     namespace: str
     name: str
     field: str
-    transformations: list[_Transformation] = []
+    transformations: list[_Transformation] = Field(default_factory=list)
 
 
 class _FieldLineage(_Open):
-    inputFields: list[_InputField] = []
+    inputFields: list[_InputField] = Field(default_factory=list)
     transformationDescription: str | None = None
     transformationType: str | None = None
 
 
 class _ColumnLineage(_Open):
-    fields: dict[str, _FieldLineage] = {}
-    dataset: list[_InputField] = []
+    fields: dict[str, _FieldLineage] = Field(default_factory=dict)
+    dataset: list[_InputField] = Field(default_factory=list)
 
 
 class _Symlinks(_Open):
-    identifiers: list[_Ref] = []
+    identifiers: list[_Ref] = Field(default_factory=list)
 
 
 class _Lifecycle(_Open):
@@ -182,9 +183,13 @@ class ValidEvent:
     raw: dict[str, Any]
     time: datetime
     time_raw: str
-    digest: str
     run_id: str | None
     event_type: str | None
+
+    @cached_property
+    def digest(self) -> str:
+        """Computed on first use: the API only accepts or rejects, and does not need it."""
+        return event_digest(self.raw)
 
 
 def event_digest(raw: dict[str, Any]) -> str:
@@ -230,7 +235,7 @@ def validate(obj: Any) -> ValidEvent | list[str]:
             _check_dataset(ds, f"{side}[{i}]", reasons)
     if reasons or event_time is None:
         return reasons
-    return ValidEvent(kind, obj, event_time, str(time_raw), event_digest(obj), run_id, event_type)
+    return ValidEvent(kind, obj, event_time, str(time_raw), run_id, event_type)
 
 
 def _kind(obj: dict[str, Any]) -> str | None:

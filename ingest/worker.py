@@ -39,7 +39,7 @@ class BatchResult:
 
 
 class Worker:
-    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 1000,
+    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 5000,
                  facet_max_bytes: int = 16_384, consumer: str = CONSUMER) -> None:
         self.graph = graph
         self.log = events

@@ -23,11 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j import GraphDatabase
 
+import api.app as app_module
 from api.app import create_app
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log import LogError, SQLiteLog
 from ingest.worker import CONSUMER, Worker, retry_dead_letters
 from tests.conftest import server_settings, wipe
 from tests.helpers import dataset, edges, ndjson, new_run_id, nodes, rows, run_event
@@ -171,6 +172,39 @@ def test_writes_need_a_write_token(graph: Graph, log: SQLiteLog) -> None:
         r = c.post("/api/v1/lineage", json=event, headers={"Authorization": "Bearer writer-token-1"})
         assert r.status_code == 201
     assert log.count() == 1
+
+
+class _StuckLog(SQLiteLog):
+    """A log whose appends wait for ``release`` (a disk that stops answering), or fail."""
+
+    def __init__(self, path: Path, fail: bool = False) -> None:
+        super().__init__(path)
+        self.release = threading.Event()
+        self.fail = fail
+
+    def append(self, events: Any) -> list[int]:
+        if self.fail:
+            raise LogError("disk full")
+        self.release.wait(10)
+        return super().append(events)
+
+
+def test_a_log_that_fails_or_does_not_confirm_in_time_is_503_never_201(
+        graph: Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "LOG_APPEND_TIMEOUT_S", 0.3)
+    event = _events(1)[0]
+    with _client(graph, _StuckLog(tmp_path / "failing.db", fail=True)) as c:
+        r = c.post("/api/v1/lineage", json=event)
+        assert r.status_code == 503 and "nothing was accepted" in r.json()["error"]
+        assert r.headers["Retry-After"]
+    stuck = _StuckLog(tmp_path / "stuck.db")
+    with _client(graph, stuck) as c:
+        r = c.post("/api/v1/lineage", json=event)
+        assert r.status_code == 503 and "send the events again" in r.json()["error"]
+        stuck.release.set()  # the disk answers again: the same event, re-sent, is acknowledged
+        r = c.post("/api/v1/lineage", json=event)
+        assert r.status_code == 201 and r.json()["accepted"] == 1
+    assert stuck.count() >= 1
 
 
 def test_worker_holds_its_position_while_neo4j_is_down(graph: Graph, log: SQLiteLog) -> None:
