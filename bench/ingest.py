@@ -5,12 +5,13 @@ Starts a dedicated Neo4j (the bench one: its own state directory and ports), a `
 bench.generate: TABLES jobs, each running once a day (a START and a COMPLETE/FAIL event per run,
 with schemas and column lineage, ~2 KB on average), day after day, in event-time order:
 
-1. throughput: CLIENTS concurrent clients post EVENTS events (one event per request, as
-   OpenLineage clients do; --per-request N sends JSON arrays of N), and we time acceptance and the
-   moment the worker has loaded them all;
+1. throughput: CLIENTS concurrent clients post EVENTS events (one event per request over a
+   kept-alive connection, as OpenLineage's Python client does; --per-request N sends JSON arrays
+   of N), and we time acceptance and the moment the worker has loaded them all;
 2. lag: one client posts at a fixed RATE events/s for SECONDS; for every acknowledged event we take
    the time from its acknowledgement until the worker's committed position covers it;
-3. optionally (--spark N) the Spark bulk path: N events from a file with `lineage ingest --engine spark`.
+3. the worker alone: WORKER_EVENTS events appended straight to the log, timed until loaded;
+4. optionally (--spark N) the Spark bulk path: N events from a file with `lineage ingest --engine spark`.
 
     python -m bench.ingest                      # 10,000 events, 4 clients; 500 events/s for 20 s
     python -m bench.ingest --per-request 100    # the same, 100 events per request
@@ -19,6 +20,7 @@ with schemas and column lineage, ~2 KB on average), day after day, in event-time
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import shutil
@@ -29,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -49,11 +52,29 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
+_conn = threading.local()
+
+
 def _post(url: str, event: dict[str, Any] | list[dict[str, Any]]) -> int:
-    req = urllib.request.Request(url, data=json.dumps(event).encode(),
-                                 headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return int(json.load(r)["last_seq"])
+    """POST over one kept-alive connection per thread, as OpenLineage's Python client does (it
+    keeps a requests Session); returns the log sequence number of the last event."""
+    where = urllib.parse.urlsplit(url)
+    conn = getattr(_conn, "http", None)
+    if conn is None:
+        conn = _conn.http = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port,
+                                                       timeout=30)
+    body, headers = json.dumps(event).encode(), {"content-type": "application/json"}
+    try:
+        conn.request("POST", where.path, body, headers)
+        r = conn.getresponse()
+    except (http.client.HTTPException, OSError):  # the server closed an idle connection
+        conn.close()
+        conn.request("POST", where.path, body, headers)
+        r = conn.getresponse()
+    data = r.read()
+    if r.status != 201:
+        raise RuntimeError(f"POST {url}: {r.status} {data[:300]!r}")
+    return int(json.loads(data)["last_seq"])
 
 
 def _lag(url: str, log: SQLiteLog, batch: list[dict[str, Any]], rate: int) -> dict[str, Any]:
@@ -136,7 +157,7 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
                 break
             except OSError:
                 time.sleep(0.1)
-        total = a.events + (a.rate + max(1, a.rate // 5)) * a.seconds
+        total = a.events + (a.rate + max(1, a.rate // 5)) * a.seconds + a.worker_events
         days = -(-total // (2 * a.tables))
         evs = list(gen_events(tables(a.tables, seed=11), seed=11, days=days, starts=True))
         size = statistics.mean(len(json.dumps(e)) for e in evs)
@@ -183,6 +204,17 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
             batch, rest = rest[:count], rest[count:]
             results["lag"].append(_lag(url, log, batch, rate))
             print(json.dumps(results["lag"][-1]), file=sys.stderr)
+
+        # 3. the worker alone: events appended straight to the log (no HTTP), time to load them
+        if a.worker_events:
+            alone = rest[:a.worker_events]
+            t0 = time.perf_counter()
+            log.append(alone)
+            _drain(log)
+            took = time.perf_counter() - t0
+            results["worker_alone"] = {"events": len(alone), "seconds": took,
+                                       "per_s": len(alone) / took}
+            print(json.dumps(results["worker_alone"]), file=sys.stderr)
     finally:
         for proc in procs:
             proc.terminate()
@@ -198,6 +230,8 @@ def main() -> None:
     p.add_argument("--per-request", type=int, default=1, help="events per request in the throughput test")
     p.add_argument("--rate", type=int, default=500)
     p.add_argument("--seconds", type=int, default=20)
+    p.add_argument("--worker-events", type=int, default=10_000,
+                   help="events appended straight to the log to time the worker alone (0: skip)")
     p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
     p.add_argument("--spark-only", action="store_true", help="skip the HTTP parts")
     p.add_argument("--warmup", type=int, default=4000,
