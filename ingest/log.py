@@ -219,8 +219,9 @@ class SQLiteLog:
 class GroupCommitter:
     """Shares one log commit among the appends of concurrent requests (group commit).
 
-    ``submit`` hands events to a writer thread and blocks until they are durable; the thread writes
-    whatever has queued up meanwhile in one transaction, so N concurrent requests cost one fsync.
+    ``enqueue`` hands events to a writer thread and returns a future completed once they are
+    durable; the thread writes whatever has queued up meanwhile in one transaction, so N concurrent
+    requests cost one fsync.
     """
 
     def __init__(self, log: SQLiteLog, max_batch: int = 5000) -> None:
@@ -230,13 +231,9 @@ class GroupCommitter:
         self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
         self._thread.start()
 
-    def submit(self, events: list[dict[str, Any]], timeout: float = 60.0) -> list[int]:
-        """Append ``events`` with the next group; their sequence numbers once they are durable."""
-        return self.enqueue(events).result(timeout=timeout)
-
     def enqueue(self, events: list[dict[str, Any]]) -> Future[list[int]]:
-        """Like ``submit`` without blocking: the future completes once the events are durable
-        (an event loop awaits it without a thread hop)."""
+        """Append ``events`` with the next group: the future gets their sequence numbers once
+        they are durable (an event loop awaits it without a thread hop)."""
         future: Future[list[int]] = Future()
         self._queue.put((events, future))
         return future
