@@ -652,7 +652,8 @@ def worker_cmd(
     try:
         with _open_graph(settings) as graph:
             worker = Worker(graph, events, settings.worker_batch,
-                            facet_max_bytes=settings.facet_max_bytes)
+                            facet_max_bytes=settings.facet_max_bytes,
+                            batch_bytes=settings.worker_batch_bytes)
 
             def report(r) -> None:  # type: ignore[no-untyped-def]
                 err.print(f"batch: {r.events} events, {r.loaded} loaded, {r.duplicates} duplicates, "

@@ -57,6 +57,7 @@ class Settings(BaseSettings):
     log_file: Path | None = None
     """The event log's SQLite file; default ``<state_dir>/log/events.db``."""
     worker_batch: int = Field(default=5000, ge=1)
+    worker_batch_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     worker_poll: float = Field(default=0.2, gt=0)
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)

@@ -50,7 +50,7 @@ class DeadLetter:
 
 class EventLog(Protocol):
     def append(self, events: Sequence[dict[str, Any]]) -> list[int]: ...
-    def read(self, after: int, limit: int) -> list[Entry]: ...
+    def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]: ...
     def last_seq(self) -> int: ...
     def position(self, consumer: str) -> int: ...
     def commit(self, consumer: str, seq: int) -> None: ...
@@ -134,10 +134,19 @@ class SQLiteLog:
         assert first is not None
         return list(range(first, first + len(rows)))
 
-    def read(self, after: int, limit: int) -> list[Entry]:
+    def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]:
+        """Up to ``limit`` entries after ``after``; with ``max_bytes``, stop once their bodies
+        reach that size (the first entry always comes, however large)."""
         cur = self._conn().execute(
             "SELECT seq, received, body FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
-        return [Entry(seq, received, json.loads(body)) for seq, received, body in cur]
+        entries: list[Entry] = []
+        size = 0
+        for seq, received, body in cur:
+            if max_bytes is not None and entries and size + len(body) > max_bytes:
+                break
+            size += len(body)
+            entries.append(Entry(seq, received, json.loads(body)))
+        return entries
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:
         """Every entry from the beginning, in order."""

@@ -40,10 +40,12 @@ class BatchResult:
 
 class Worker:
     def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 5000,
-                 facet_max_bytes: int = 16_384, consumer: str = CONSUMER) -> None:
+                 facet_max_bytes: int = 16_384, consumer: str = CONSUMER,
+                 batch_bytes: int = 16 * 1024 * 1024) -> None:
         self.graph = graph
         self.log = events
         self.batch = batch
+        self.batch_bytes = batch_bytes
         self.facet_max_bytes = facet_max_bytes
         self.consumer = consumer
 
@@ -57,7 +59,9 @@ class Worker:
 
     def _prepare(self, position: int) -> _Pending | None:
         """Read the micro-batch after ``position`` and do its CPU work (validate, transform)."""
-        entries = self.log.read(position, self.batch)
+        # bounded in events and in bytes: a backlog of large events stays a transaction Neo4j's
+        # heap can hold
+        entries = self.log.read(position, self.batch, self.batch_bytes)
         if not entries:
             return None
         started = time.perf_counter()

@@ -260,6 +260,23 @@ def test_the_prefetching_run_loop_builds_the_graph_batch_after_batch_loads(graph
     assert (nodes(graph), edges(graph)) == one_by_one
 
 
+
+def test_a_micro_batch_is_bounded_in_bytes_and_takes_a_large_event_alone(graph: Graph,
+                                                                        log: SQLiteLog) -> None:
+    small = _events(6, job="small")
+    big = run_event("COMPLETE", new_run_id(), "big",
+                    outputs=[dataset("wide", columns=[f"column_{i:04d}" for i in range(400)])])
+    log.append(small[:3] + [big] + small[3:])
+    sizes = [len(json.dumps(e)) for e in small]
+    assert len(json.dumps(big)) > 3 * max(sizes)
+    budget = sum(sizes[:3]) + 50  # room for three small events, not for the big one
+    worker = Worker(graph, log, batch_bytes=budget)
+    loaded = []
+    while (result := worker.run_once()) is not None:
+        loaded.append(result.events)
+    assert loaded == [3, 1, 3]  # the big event alone: a batch always takes its first event
+    assert log.position(CONSUMER) == log.last_seq()
+    assert rows(graph, "MATCH (:Dataset {name: 'wide'})-[:HAS_COLUMN]->(c) RETURN count(c) AS n")[0]["n"] == 400
 def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(graph: Graph,
                                                                             log: SQLiteLog) -> None:
     huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
