@@ -193,8 +193,9 @@ def _spark_ingest(settings: Settings, paths: list[str], master: str, show_reject
 
 
 def _ingester(graph, settings: Settings, batch_size: int | None):  # type: ignore[no-untyped-def]
-    from ingest.pipeline import Ingester
+    from ingest.pipeline import Ingester, relax_gc
 
+    relax_gc()
     return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes)
 
 
@@ -643,8 +644,10 @@ def worker_cmd(
     import threading
 
     from ingest.log import SQLiteLog
+    from ingest.pipeline import relax_gc
     from ingest.worker import Worker
 
+    relax_gc()
     settings = get_settings()
     events = SQLiteLog(settings.log_path)
     stop = threading.Event()

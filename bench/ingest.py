@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
 import os
 import shutil
@@ -165,18 +166,26 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
         results["stream"] = {"tables": a.tables, "days": days, "events": len(evs),
                              "kinds": "START + COMPLETE/FAIL per daily run"}
 
-        # 0. warm-up: the JVM compiles Neo4j's hot paths and the queries get planned (on a cold
-        # server the first batches took 7-15 s). The warm-up lineage lives in other namespaces and
-        # stays (deleting it left Neo4j busy and the next batches 2x slower).
-        if a.warmup:
-            warm = [json.loads(json.dumps(e).replace(NS, "warehouse://warmup:5432")
-                               .replace(f'"namespace": "{JOB_NS}"', '"namespace": "warmup"'))
-                    for e in gen_events(tables(a.tables, seed=99), seed=99, days=2, starts=True)]
-            warm = warm[:a.warmup]
-            for i in range(0, len(warm), 100):
-                _post(url, warm[i:i + 100])
-            _drain(log)
-            results["warmup_events"] = len(warm)
+        # 0. warm-up: the JVM compiles Neo4j's hot paths and the queries get planned. Measured
+        # on this machine: for the first minute of load, Neo4j's JIT compiler threads used 40-55%
+        # of its CPU (the first batches of a cold server took 7-15 s); a long-running server has
+        # that behind it. The warm-up lineage lives in other namespaces and stays (deleting it
+        # left Neo4j busy and the next batches 2x slower).
+        if a.warmup_seconds > 0:
+            warm_tables = tables(a.tables, seed=99)
+            warm_iter = iter(gen_events(warm_tables, seed=99, days=100, starts=True))
+            sent, t_warm = 0, time.perf_counter()
+            while time.perf_counter() - t_warm < a.warmup_seconds:
+                chunk = [json.loads(json.dumps(e).replace(NS, "warehouse://warmup:5432")
+                                    .replace(f'"namespace": "{JOB_NS}"', '"namespace": "warmup"'))
+                         for e in itertools.islice(warm_iter, 2000)]
+                if not chunk:
+                    break
+                for i in range(0, len(chunk), 100):
+                    _post(url, chunk[i:i + 100])
+                _drain(log)
+                sent += len(chunk)
+            results["warmup"] = {"events": sent, "seconds": round(time.perf_counter() - t_warm, 1)}
 
         # 1. throughput with concurrent clients
         first = evs[:a.events]
@@ -234,8 +243,9 @@ def main() -> None:
                    help="events appended straight to the log to time the worker alone (0: skip)")
     p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
     p.add_argument("--spark-only", action="store_true", help="skip the HTTP parts")
-    p.add_argument("--warmup", type=int, default=4000,
-                   help="events loaded (then deleted) before measuring, to warm Neo4j's JVM and plans")
+    p.add_argument("--warmup-seconds", type=float, default=90,
+                   help="load other events for this long before measuring, so that Neo4j's JIT "
+                        "compiler has done its work, as on a long-running server (0: no warm-up)")
     p.add_argument("--keep-store", action="store_true",
                    help="wipe the bench graph instead of starting from an empty store")
     p.add_argument("--json", type=Path, help="also write the results here")

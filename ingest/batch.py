@@ -8,6 +8,7 @@ gets ``firstSeen``/``lastSeen``. Runs pick their state by precedence, then event
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from ingest.transform import Rows
@@ -30,40 +31,62 @@ _KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Row kinds that carry maps or lists merged across rows (the others merge value by value).
+_SPECIAL = {"jobs": ("props", "digests"), "datasets": ("props", "digests"),
+            "dataset_edges": ("subtypes",)}
+_TIME = itemgetter("time")
+
+
 def combine(rows: Rows) -> Rows:
     """One merged row per key for every kind of row in the batch."""
     out = Rows()
     for kind, key in _KEYS.items():
-        setattr(out, kind, [_merge(group) for group in _groups(getattr(rows, kind), key)])
+        special = _SPECIAL.get(kind, ())
+        setattr(out, kind, [_merge(group, special) for group in _groups(getattr(rows, kind), key)])
     out.runs = [_merge_run(group) for group in _groups(rows.runs, ("runId",))]
     return out
 
 
-def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> list[list[dict[str, Any]]]:
-    grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> Iterable[list[dict[str, Any]]]:
+    """The rows of each key, oldest first (a stable sort: arrival order breaks ties)."""
+    key_of = itemgetter(*key)
+    grouped: dict[Any, list[dict[str, Any]]] = {}
     for row in rows:
-        grouped.setdefault(tuple(row[k] for k in key), []).append(row)
-    return [sorted(group, key=lambda r: r["time"]) for group in grouped.values()]
+        k = key_of(row)
+        group = grouped.get(k)
+        if group is None:
+            grouped[k] = [row]
+        else:
+            group.append(row)
+    for group in grouped.values():
+        if len(group) > 1:
+            group.sort(key=_TIME)
+    return grouped.values()
 
 
-def _merge(group: list[dict[str, Any]]) -> dict[str, Any]:
+def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "digests")
+           ) -> dict[str, Any]:
+    """Newer non-null values win; ``special`` fields merge as maps (props), lists (digests) or sets
+    (subtypes)."""
     merged: dict[str, Any] = {}
-    props: dict[str, Any] = {}
-    digests: list[str] = []
-    subtypes: set[str] = set()
     for row in group:
-        for k, v in row.items():
-            if v is not None and k not in ("props", "digests", "subtypes"):
-                merged[k] = v
-        props.update(row.get("props") or {})
-        digests.extend(d for d in row.get("digests") or [] if d not in digests)
-        subtypes.update(row.get("subtypes") or [])
-    if "props" in group[0]:
-        merged["props"] = props
-    if "digests" in group[0]:
-        merged["digests"] = digests
-    if "subtypes" in group[0]:
-        merged["subtypes"] = sorted(subtypes)
+        merged.update({k: v for k, v in row.items() if v is not None})
+    for name in special:
+        if name not in group[0]:
+            merged.pop(name, None)
+            continue
+        if name == "props":
+            props: dict[str, Any] = {}
+            for row in group:
+                props.update(row.get("props") or {})
+            merged["props"] = props
+        elif name == "digests":
+            digests: list[str] = []
+            for row in group:
+                digests.extend(d for d in row.get("digests") or [] if d not in digests)
+            merged["digests"] = digests
+        else:
+            merged[name] = sorted({s for row in group for s in row.get(name) or []})
     merged["firstSeen"] = group[0]["time"]
     merged["lastSeen"] = group[-1]["time"]
     return merged

@@ -75,6 +75,8 @@ def lift(facets: dict[str, Any] | None, key: str, props: dict[str, Any],
          extract: Callable[[dict[str, Any]], dict[str, Any]], names: tuple[str, ...]) -> None:
     """Set the properties ``extract`` derives from facet ``key`` when it is live; when the event
     deletes the facet, set each of ``names`` to None so the properties are removed."""
+    if not facets or key not in facets:  # the common case, kept cheap: most facets are absent
+        return
     facet = live(facets, key)
     if facet is not None:
         props.update(extract(facet))

@@ -39,8 +39,12 @@ def _wire(row: dict[str, Any]) -> dict[str, Any]:
     own CPU on realistic events; strings pack cheaply and the queries turn them back with
     datetime(). ``time`` only orders rows inside ``combine`` (firstSeen/lastSeen carry it on).
     """
-    out = {k: v.isoformat() if k in _WIRE_TIMES and isinstance(v, datetime) else v
-           for k, v in row.items() if k != "time"}
+    out = row.copy()
+    out.pop("time", None)
+    for k in _WIRE_TIMES:
+        v = out.get(k)
+        if isinstance(v, datetime):
+            out[k] = v.isoformat()
     state_times: dict[str, Any] | None = row.get("stateTimes")
     if state_times is not None:
         out["stateTimes"] = {k: v.isoformat() if isinstance(v, datetime) else v

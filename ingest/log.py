@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from graph.errors import LineageError
+from ingest import codec
 
 
 class LogError(LineageError):
@@ -118,7 +119,7 @@ class SQLiteLog:
         if not events:
             return []
         now = time.time()
-        rows = [(now, json.dumps(e, separators=(",", ":"), ensure_ascii=False)) for e in events]
+        rows = [(now, codec.dumps(e)) for e in events]
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -145,7 +146,7 @@ class SQLiteLog:
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)
-            entries.append(Entry(seq, received, json.loads(body)))
+            entries.append(Entry(seq, received, codec.loads(body)))
         return entries
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:

@@ -6,6 +6,7 @@ event's data, the batch is split until that event is isolated; its neighbours st
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,20 @@ from ingest.transform import Rows, transform
 from ingest.validate import ValidEvent, validate
 
 log = logging.getLogger(__name__)
+
+# Collect the youngest generation every 50,000 allocations (Python's default: 700).
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def relax_gc() -> None:
+    """Make Python's cyclic garbage collector run far less often in a process that ingests.
+
+    A batch allocates hundreds of thousands of small dicts and lists and frees them as a whole;
+    they form no reference cycles, so the collector's passes over them find nothing and, with the
+    default thresholds, took about a third of the time to prepare a batch (bench events, 5,000 per
+    batch: 340 us/event with the defaults, 225 with these, 222 with the collector off).
+    """
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,10 @@ def load_partition(items: Iterable[tuple[str, str]], conn: dict[str, Any]) -> It
     from neo4j import GraphDatabase, NotificationMinimumSeverity
 
     from graph.db import Graph
-    from ingest.pipeline import Ingester, IngestReport
+    from ingest.pipeline import Ingester, IngestReport, relax_gc
     from ingest.read import RawItem, read_payload
+
+    relax_gc()
 
     def raw_items() -> Iterator[RawItem]:
         for where, text in items:

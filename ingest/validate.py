@@ -9,7 +9,6 @@ each with the path of the offending field.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ingest import codec
 from ingest.times import parse_time
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
@@ -194,8 +194,7 @@ class ValidEvent:
 
 def event_digest(raw: dict[str, Any]) -> str:
     """Identity of an event: a hash of its canonical JSON, so a re-sent event is recognised."""
-    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(codec.canonical(raw)).hexdigest()
 
 
 def validate(obj: Any) -> ValidEvent | list[str]:
