@@ -146,7 +146,7 @@ class SQLiteLog:
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)
-            entries.append(Entry(seq, received, codec.loads(body)))
+            entries.append(Entry(seq, received, json.loads(body)))
         return entries
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:
