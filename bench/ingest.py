@@ -13,7 +13,7 @@ with schemas and column lineage, ~2 KB on average), day after day, in event-time
 3. the worker alone: WORKER_EVENTS events appended straight to the log, timed until loaded;
 4. optionally (--spark N) the Spark bulk path: N events from a file with `lineage ingest --engine spark`.
 
-    python -m bench.ingest                      # 10,000 events, 4 clients; 500 events/s for 20 s
+    python -m bench.ingest                      # 30,000 events, 4 clients; 500 events/s for 20 s
     python -m bench.ingest --per-request 100    # the same, 100 events per request
 """
 
@@ -36,7 +36,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.generate import JOB_NS, NS, tables
 from bench.generate import events as gen_events
@@ -120,6 +120,12 @@ def _lag(url: str, log: SQLiteLog, batch: list[dict[str, Any]], rate: int) -> di
             "p50_s": statistics.median(lags), "p95_s": percentile(lags, 95), "max_s": max(lags)}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _together(work: Callable[[int], object], n: int) -> None:
     """Run ``work(0)`` .. ``work(n - 1)`` in n threads and wait for all of them."""
     threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
@@ -141,7 +147,7 @@ def _wipe(graph: Graph) -> None:
         s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 
-def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
+def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4j_pid: int,
           results: dict[str, Any]) -> None:
     """Parts 1 and 2: a real API and worker, fed over HTTP."""
     procs = []
@@ -189,6 +195,8 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
 
         # 1. throughput with concurrent clients
         first = evs[:a.events]
+        pids = {"api": procs[0].pid, "worker": procs[1].pid, "neo4j": neo4j_pid}
+        cpu0 = {k: _cpu_seconds(pid) for k, pid in pids.items()} | {"clients": time.process_time()}
         t0 = time.perf_counter()
 
         def client(k: int) -> None:
@@ -200,9 +208,13 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
         accepted_s = time.perf_counter() - t0
         _drain(log)
         loaded_s = time.perf_counter() - t0
+        cpu1 = {k: _cpu_seconds(pid) for k, pid in pids.items()} | {"clients": time.process_time()}
         results["throughput"] = {"events": a.events, "clients": a.clients, "per_request": a.per_request,
                                  "accepted_per_s": a.events / accepted_s,
-                                 "end_to_end_per_s": a.events / loaded_s, "seconds": loaded_s}
+                                 "end_to_end_per_s": a.events / loaded_s, "seconds": loaded_s,
+                                 # where the 2 cores went: CPU time of each process per event
+                                 "cpu_us_per_event": {k: round((cpu1[k] - cpu0[k]) / a.events * 1e6)
+                                                      for k in cpu0}}
         print(json.dumps(results["throughput"]), file=sys.stderr)
 
         # 2. lag at fixed rates (senders in parallel so the rate is what we ask for)
@@ -233,7 +245,7 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int,
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--events", type=int, default=10_000)
+    p.add_argument("--events", type=int, default=30_000)
     p.add_argument("--clients", type=int, default=4)
     p.add_argument("--tables", type=int, default=1000, help="jobs (one output table each) in the stream")
     p.add_argument("--per-request", type=int, default=1, help="events per request in the throughput test")
@@ -272,7 +284,7 @@ def main() -> None:
                         "LINEAGE_WORKER_POLL": "0.05"}
     results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores"}
     if not a.spark_only:
-        _http(a, env, tmp, port, results)
+        _http(a, env, tmp, port, cast(int, server.status().pid), results)
     if a.spark:
         _wipe(graph)
         path = tmp / "spark.ndjson"
