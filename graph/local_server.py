@@ -167,6 +167,11 @@ class LocalServer:
         current = self.status()
         if current.state == "running":
             return current, False
+        if current.state == "starting":
+            # our own server, alive but slow to answer (starting, or too busy to answer the last
+            # check within its timeout): wait for it rather than start a second one
+            self._wait_until_answering()
+            return self.status(), False
         if current.state == "crashed":
             self.pid_file.unlink(missing_ok=True)
         if _http_ok(self.http_url):

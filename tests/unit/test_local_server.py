@@ -1,10 +1,16 @@
-"""The local server's generated password is always taken by neo4j-admin as a positional argument."""
+"""The local server: its generated password, and starting when a server of ours is already there."""
 
 from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
 
 import pytest
 
 from graph import local_server
+from graph.errors import ServerError
+from graph.settings import Settings
 
 
 def test_a_token_that_starts_with_a_dash_still_makes_a_positional_password(
@@ -16,3 +22,26 @@ def test_a_token_that_starts_with_a_dash_still_makes_a_positional_password(
 
 def test_passwords_differ() -> None:
     assert len({local_server.new_password() for _ in range(100)}) == 100
+
+
+def test_start_waits_for_its_own_server_that_is_alive_but_not_answering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy server missed a status check's timeout: start() must wait for it, never launch a
+    second one (which failed with "something else already answers" once it answered again)."""
+    settings = Settings(state_dir=tmp_path, neo4j_bolt_port=_free_port(), neo4j_http_port=_free_port(),
+                        neo4j_start_timeout=1.0)
+    server = local_server.LocalServer(settings)
+    server.pid_file.parent.mkdir(parents=True)
+    server.pid_file.write_text(str(os.getpid()))  # alive, and answers on no port
+    launched: list[str] = []
+    monkeypatch.setattr(server, "_java", lambda *args, **kw: launched.append(args[0]))
+    assert server.status().state == "starting"
+    with pytest.raises(ServerError, match="did not answer within"):
+        server.start()
+    assert launched == []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
