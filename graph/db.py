@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 from neo4j import (
@@ -63,20 +63,24 @@ class Graph:
         return Query(statement, metadata=self._tag(named.name),
                      timeout=self.timeout)
 
-    def write(self, steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
-        """Run the steps in order in one write transaction (retried on transient errors)."""
+    def write(self, steps: Sequence[Step],
+              then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None = None
+              ) -> list[tuple[Step, list[dict[str, Any]]]]:
+        """Run the steps in order in one write transaction (retried on transient errors), then, in
+        the same transaction, the steps ``then`` returns given their results; returns each step run
+        with its rows. A step's query has one statement."""
 
         @unit_of_work(metadata=self._tag(*(name for name, _ in steps)), timeout=self.timeout)
-        def work(tx: ManagedTransaction) -> list[list[dict[str, Any]]]:
-            results = []
-            for name, params in steps:
-                for statement in query(name).statements:
-                    results.append(tx.run(statement, params).data())
-            return results
+        def work(tx: ManagedTransaction) -> list[tuple[Step, list[dict[str, Any]]]]:
+            done = [(step, tx.run(query(step[0]).text, step[1]).data()) for step in steps]
+            if then is not None:
+                more = then([rows for _, rows in done])
+                done += [(step, tx.run(query(step[0]).text, step[1]).data()) for step in more]
+            return done
 
-        results: list[list[dict[str, Any]]] = self._session_call(
+        done: list[tuple[Step, list[dict[str, Any]]]] = self._session_call(
             "write", work, [name for name, _ in steps])
-        return results
+        return done
 
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named query in a read transaction and return its rows."""

@@ -28,6 +28,8 @@ _KEYS: dict[str, tuple[str, ...]] = {
                       "jobName"),
     "symlinks": ("namespace", "name", "aliasNamespace", "aliasName", "type"),
     "renames": ("namespace", "name", "oldNamespace", "oldName"),
+    "schemas": ("namespace", "dataset", "digest"),
+    "lineages": ("jobNamespace", "jobName", "digest"),
 }
 
 

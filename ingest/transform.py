@@ -6,6 +6,7 @@ last seen, and decide which of two events is newer whatever order they arrive in
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -38,6 +39,11 @@ class Rows:
     dataset_edges: list[dict[str, Any]] = field(default_factory=list)
     symlinks: list[dict[str, Any]] = field(default_factory=list)
     renames: list[dict[str, Any]] = field(default_factory=list)
+    schemas: list[dict[str, Any]] = field(default_factory=list)
+    """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.load."""
+    lineages: list[dict[str, Any]] = field(default_factory=list)
+    """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
+    edges (keys)}; see ingest.load."""
 
     def extend(self, other: Rows) -> None:
         for f in fields(self):
@@ -62,6 +68,7 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
         ds = raw["dataset"]
         _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
         _column_lineage(ds, ("", ""), None, t, rows)
+    first_edge = len(rows.column_edges)
     for side in ("inputs", "outputs"):
         for ds in raw.get(side) or []:
             version = _dataset(ds, t, facet_max_bytes, rows, written=side == "outputs")
@@ -75,7 +82,25 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
                 target.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
             if side == "outputs":
                 _column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows)
+    if job_ref is not None and len(rows.column_edges) > first_edge:
+        edges = rows.column_edges[first_edge:]
+        rows.lineages.append({
+            "jobNamespace": job_ref[0], "jobName": job_ref[1], "runId": event.run_id, "time": t,
+            "digest": _digest((*edge_key(e), e["masking"], e["description"]) for e in edges),
+            "edges": tuple(edge_key(e) for e in edges)})
     return rows
+
+
+def edge_key(edge: dict[str, Any]) -> tuple[str, ...]:
+    """What identifies a column edge of a job (the job aside)."""
+    return (edge["outNamespace"], edge["outDataset"], edge["outColumn"], edge["inNamespace"],
+            edge["inDataset"], edge["inColumn"], edge["type"], edge["subtype"])
+
+
+def _digest(parts: Any) -> str:
+    """A stable digest of a set of tuples (the same in every process, whatever their order)."""
+    text = "\n".join(sorted(repr(p) for p in parts))
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def _job_row(job: dict[str, Any], t: datetime, cap: int, digest: str | None) -> dict[str, Any]:
@@ -167,7 +192,11 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
     rows.datasets.append({"namespace": ns, "name": name, "time": t, "props": props,
                           "digests": [digest] if digest else []})
     schema = live(facets, "schema")
-    for col_name, col_type, description in _flatten((schema or {}).get("fields") or []):
+    flat = _flatten((schema or {}).get("fields") or [])
+    if written and flat:
+        rows.schemas.append({"namespace": ns, "dataset": name, "time": t, "digest": _digest(flat),
+                             "columns": tuple(c[0] for c in flat)})
+    for col_name, col_type, description in flat:
         # written: the schema came from the dataset's producer (an output or a DatasetEvent), not
         # from a reader, whose schema may be pruned to the columns it read
         rows.columns.append({"namespace": ns, "dataset": name, "name": col_name,

@@ -34,15 +34,25 @@ CALL (src, level) {
 WITH n, level, p ORDER BY level DESC, length(p)
 WITH n, collect({level: level, p: p})[0] AS best
 WITH n, best.level AS level, best.p AS p
+// an edge stamped with its job's current lineage was last seen, in that lineage's latest run, when
+// that lineage was (see docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
+WITH n, level, p, [e IN relationships(p) | {e: e, job: COLLECT {
+       MATCH (j:Job {namespace: e.jobNamespace, name: e.jobName})
+       WHERE j.lineageDigest = e.lineageDigest
+       RETURN j {.lineageLastSeen, .lineageRunId} }[0]}] AS hops
+WITH n, level, p, [h IN hops | {e: h.e,
+       lastSeen: CASE WHEN h.job.lineageLastSeen > h.e.lastSeen THEN h.job.lineageLastSeen ELSE h.e.lastSeen END,
+       run: CASE WHEN h.job.lineageLastSeen >= h.e.lastSeen AND h.job.lineageRunId IS NOT NULL
+            THEN h.job.lineageRunId ELSE h.e.runId END}] AS hops
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
        ['influence', 'aggregated', 'masked', 'transformed', 'raw'][level] AS label,
        length(p) AS distance,
-       [e IN relationships(p) | {
-          from: endNode(e).namespace + ':' + endNode(e).dataset + '.' + endNode(e).name,
-          to: startNode(e).namespace + ':' + startNode(e).dataset + '.' + startNode(e).name,
-          jobNamespace: e.jobNamespace, job: e.jobName, run: e.runId, type: e.type,
-          subtype: e.subtype, masking: e.masking, description: e.description,
-          lastSeen: e.lastSeen}] AS steps,
-       reduce(m = null, e IN relationships(p) |
-              CASE WHEN m IS NULL OR e.lastSeen < m THEN e.lastSeen ELSE m END) AS lastFlowed
+       [h IN hops | {
+          from: endNode(h.e).namespace + ':' + endNode(h.e).dataset + '.' + endNode(h.e).name,
+          to: startNode(h.e).namespace + ':' + startNode(h.e).dataset + '.' + startNode(h.e).name,
+          jobNamespace: h.e.jobNamespace, job: h.e.jobName, run: h.run, type: h.e.type,
+          subtype: h.e.subtype, masking: h.e.masking, description: h.e.description,
+          lastSeen: h.lastSeen}] AS steps,
+       reduce(m = null, h IN hops |
+              CASE WHEN m IS NULL OR h.lastSeen < m THEN h.lastSeen ELSE m END) AS lastFlowed
 ORDER BY level DESC, distance, namespace, dataset, column

@@ -46,13 +46,18 @@ CALL (n) {
 }
 CALL (n) {
   // only schemas the dataset's producers wrote: a reader's schema may be pruned to what it read
+  // a column stamped with the dataset's current schema was last written when that schema was
+  // (see docs/graph-model.md: a repeated schema only moves the dataset's schemaLastSeen)
   OPTIONAL MATCH (n)-[:HAS_COLUMN]->(c:Column) WHERE c.writtenLastSeen IS NOT NULL
-  WITH collect(c) AS cols
-  WITH cols, reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.writtenFirstSeen < m THEN c.writtenFirstSeen ELSE m END) AS first,
-       reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.writtenLastSeen > m THEN c.writtenLastSeen ELSE m END) AS last
-  RETURN [c IN cols WHERE c.writtenFirstSeen > first AND ($asOf IS NULL OR c.writtenFirstSeen <= $asOf) |
-            {column: c.name, time: c.writtenFirstSeen}] AS added,
-         [c IN cols WHERE c.writtenLastSeen < last | {column: c.name, lastSeen: c.writtenLastSeen, time: last}] AS dropped
+  WITH collect(c) AS found
+  WITH [c IN found | {name: c.name, first: c.writtenFirstSeen,
+        last: CASE WHEN c.schemaDigest = n.schemaDigest AND n.schemaLastSeen > c.writtenLastSeen
+              THEN n.schemaLastSeen ELSE c.writtenLastSeen END}] AS cols
+  WITH cols, reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.first < m THEN c.first ELSE m END) AS first,
+       reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.last > m THEN c.last ELSE m END) AS last
+  RETURN [c IN cols WHERE c.first > first AND ($asOf IS NULL OR c.first <= $asOf) |
+            {column: c.name, time: c.first}] AS added,
+         [c IN cols WHERE c.last < last | {column: c.name, lastSeen: c.last, time: last}] AS dropped
 }
 RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes,
        [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,

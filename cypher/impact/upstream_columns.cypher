@@ -19,8 +19,14 @@ USING INDEX SEEK dst:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)
 WHERE n <> dst AND length(p) <= $depth
 WITH n, p, last(relationships(p)) AS via
+// an edge stamped with its job's current lineage was last seen when that lineage was (see
+// docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
+WITH n, p, via, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
+                          WHERE j.lineageDigest = via.lineageDigest
+                          RETURN j.lineageLastSeen }[0] AS current
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, length(p) AS distance,
        [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.type AS type,
-       via.subtype AS subtype, via.masking AS masking, via.lastSeen AS lastSeen
+       via.subtype AS subtype, via.masking AS masking,
+       CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen
 ORDER BY distance, namespace, dataset, column

@@ -1,8 +1,11 @@
 // Answers: records column-level lineage: (derived Column)-[:DERIVED_FROM]->(source Column), one
 // edge per job, type and subtype, keeping masking, description, the last run, first/last seen.
-// Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen}
+// An edge stamped with its job's current lineage (lineageDigest) was last seen at the later of
+// its own lastSeen and the job's lineageLastSeen (ingest/lineage_touch); ingest/lineage_switch ran
+// first for the jobs of these rows, so each edge's own times and run are up to date here.
+// Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen, stamp (the lineage digest to stamp it with if that lineage is the job's current one, else null)}
 // Returns: written, how many edges were written (the loader checks it is all of them)
-// :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+// :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), stamp: null}]
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
@@ -15,8 +18,12 @@ MATCH (ic:Column {namespace: row.inNamespace, dataset: row.inDataset, name: row.
 USING INDEX SEEK ic:Column(namespace, dataset, name)
 MERGE (oc)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName,
                             type: row.type, subtype: row.subtype}]->(ic)
-WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer
-SET x.masking = CASE WHEN newer THEN row.masking ELSE x.masking END,
+WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer,
+     COLLECT { MATCH (j:Job {namespace: row.jobNamespace, name: row.jobName})
+               WHERE row.stamp IS NOT NULL RETURN j.lineageDigest }[0] AS current
+SET x.lineageDigest = CASE WHEN row.stamp IS NOT NULL AND row.stamp = current THEN row.stamp
+                      ELSE x.lineageDigest END,
+    x.masking = CASE WHEN newer THEN row.masking ELSE x.masking END,
     x.description = CASE WHEN newer THEN row.description ELSE x.description END,
     x.runId = CASE WHEN newer AND row.runId IS NOT NULL THEN row.runId ELSE x.runId END,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,

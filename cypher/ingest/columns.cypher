@@ -1,15 +1,21 @@
 // Answers: upserts Column nodes from schema facets, each linked from its Dataset by HAS_COLUMN.
-// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen, written (the schema came from the dataset's producer, not a reader)}
+// A column stamped with its dataset's current written schema (schemaDigest) was last seen at the
+// later of its own times and the dataset's schemaLastSeen (ingest/schema_touch).
+// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen, written (the schema came from the dataset's producer, not a reader), stamp (the schema digest to stamp it with if that schema is the dataset's current one, else null)}
 // Returns: nothing
-// :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), written: true}]
+// :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), written: true, stamp: null}]
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (d:Dataset {namespace: row.namespace, name: row.dataset})
 MERGE (x:Column {namespace: row.namespace, dataset: row.dataset, name: row.name})
 MERGE (d)-[:HAS_COLUMN]->(x)
-WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer
-SET x.type = CASE WHEN (newer AND row.type IS NOT NULL) OR x.type IS NULL THEN row.type ELSE x.type END,
+WITH d, x, row, CASE WHEN x.schemaDigest = d.schemaDigest AND d.schemaLastSeen > x.lastSeen
+                     THEN d.schemaLastSeen ELSE x.lastSeen END AS seen
+WITH d, x, row, (seen IS NULL OR row.lastSeen >= seen) AS newer
+SET x.schemaDigest = CASE WHEN row.stamp IS NOT NULL AND row.stamp = d.schemaDigest THEN row.stamp
+                     ELSE x.schemaDigest END,
+    x.type = CASE WHEN (newer AND row.type IS NOT NULL) OR x.type IS NULL THEN row.type ELSE x.type END,
     x.description = CASE WHEN (newer AND row.description IS NOT NULL) OR x.description IS NULL
                     THEN row.description ELSE x.description END,
     x.inSchema = true,

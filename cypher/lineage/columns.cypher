@@ -29,9 +29,15 @@ CALL (s) {
 WITH DISTINCT n
 OPTIONAL CALL (n) {
   MATCH (n)-[e:DERIVED_FROM]->(i:Column)
+  // an edge stamped with its job's current lineage was last seen when that lineage was (see
+  // docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
+  WITH e, i, COLLECT { MATCH (j:Job {namespace: e.jobNamespace, name: e.jobName})
+                       WHERE j.lineageDigest = e.lineageDigest
+                       RETURN j.lineageLastSeen }[0] AS current
   RETURN collect({namespace: i.namespace, dataset: i.dataset, field: i.name, type: e.type,
                   subtype: e.subtype, masking: e.masking, description: e.description,
-                  jobNamespace: e.jobNamespace, job: e.jobName, lastSeen: e.lastSeen}) AS inputs
+                  jobNamespace: e.jobNamespace, job: e.jobName,
+                  lastSeen: CASE WHEN current > e.lastSeen THEN current ELSE e.lastSeen END}) AS inputs
 }
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS field, n.type AS fieldType,
        inputs
