@@ -39,14 +39,25 @@ _SPECIAL = {"jobs": ("props", "digests"), "datasets": ("props", "digests"),
 _TIME = itemgetter("time")
 
 
+# Left as they are by combine: the loader combines only those it writes (ingest.load.Plan), and most
+# columns and column edges of a batch belong to schemas and lineages that are already current.
+DEFERRED = ("columns", "column_edges")
+
+
 def combine(rows: Rows) -> Rows:
-    """One merged row per key for every kind of row in the batch."""
+    """One merged row per key for every kind of row in the batch but the DEFERRED ones."""
     out = Rows()
-    for kind, key in _KEYS.items():
-        special = _SPECIAL.get(kind, ())
-        setattr(out, kind, [_merge(group, special) for group in _groups(getattr(rows, kind), key)])
+    for kind in _KEYS:
+        setattr(out, kind, (list(getattr(rows, kind)) if kind in DEFERRED
+                            else combine_kind(kind, getattr(rows, kind))))
     out.runs = [_merge_run(group) for group in _groups(rows.runs, ("runId",))]
     return out
+
+
+def combine_kind(kind: str, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One merged row per key of rows of one kind."""
+    special = _SPECIAL.get(kind, ())
+    return [_merge(group, special) for group in _groups(rows, _KEYS[kind])]
 
 
 def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> Iterable[list[dict[str, Any]]]:

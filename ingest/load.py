@@ -9,6 +9,7 @@ from typing import Any
 
 from graph.db import Graph, Step
 from graph.errors import QueryError
+from ingest.batch import combine_kind
 from ingest.transform import Rows, edge_key
 
 # Nodes and the edges of runs and jobs first, then whether the batch's written schemas and column
@@ -73,6 +74,7 @@ class Plan:
     """
 
     def __init__(self, rows: Rows) -> None:
+        """``rows`` as ``combine`` left them (columns and column edges not yet combined)."""
         self.rows = rows
         self.schemas = _by_key(rows.schemas, _SCHEMA_KEY)
         self.lineages = _by_key(rows.lineages, _LINEAGE_KEY)
@@ -96,12 +98,14 @@ class Plan:
         lineages = {k: _newest(g) for k, g in self.lineages.items() if len(g) > 1 or k in missed}
         stamps = {(k, c): g["digest"] for k, g in schemas.items() for c in g["columns"]}
         columns = [_wire(r) | {"stamp": stamps.get((_SCHEMA_KEY(r), r["name"]))}
-                   for r in self.rows.columns
-                   if not r["written"] or _SCHEMA_KEY(r) in schemas or _SCHEMA_KEY(r) not in self.schemas]
+                   for r in combine_kind("columns", (
+                       r for r in self.rows.columns if not r["written"]
+                       or _SCHEMA_KEY(r) in schemas or _SCHEMA_KEY(r) not in self.schemas))]
         edge_stamps = {(k, e): g["digest"] for k, g in lineages.items() for e in g["edges"]}
         edges = [_wire(r) | {"stamp": edge_stamps.get((_LINEAGE_KEY(r), edge_key(r)))}
-                 for r in self.rows.column_edges
-                 if _LINEAGE_KEY(r) in lineages or _LINEAGE_KEY(r) not in self.lineages]
+                 for r in combine_kind("column_edges", (
+                     r for r in self.rows.column_edges
+                     if _LINEAGE_KEY(r) in lineages or _LINEAGE_KEY(r) not in self.lineages))]
         plan: list[Step] = []
         if schemas:
             plan.append(("ingest/schema_switch", {"rows": [_version(g) for g in schemas.values()]}))
