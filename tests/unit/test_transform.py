@@ -71,3 +71,26 @@ def test_only_producers_schemas_count_as_written() -> None:
                       inputs=[dataset("src", columns=["id"])], outputs=[dataset("dst", columns=["id"])])
     rows = _rows(event)
     assert {(c["dataset"], c["written"]) for c in rows.columns} == {("src", False), ("dst", True)}
+
+
+def test_a_written_schema_and_a_jobs_lineage_are_digested_whole() -> None:
+    def event(columns: list[str], lineage: dict, job: str = "job") -> dict:
+        out = dataset("out", columns=columns, lineage=lineage)
+        return run_event("COMPLETE", str(uuid.uuid4()), job, inputs=[dataset("in", columns=["x"])],
+                         outputs=[out])
+
+    same = {"a": [("in", "x", "DIRECT", "IDENTITY")]}
+    first, again = _rows(event(["a", "b"], same)), _rows(event(["a", "b"], same))
+    # only the output's schema is a version: a reader's schema may be pruned
+    assert [(s["dataset"], s["columns"]) for s in first.schemas] == [("out", ("a", "b"))]
+    assert first.schemas[0]["digest"] == again.schemas[0]["digest"]
+    assert _rows(event(["a", "c"], same)).schemas[0]["digest"] != first.schemas[0]["digest"]
+    [lineage] = first.lineages
+    assert (lineage["jobName"], lineage["edges"]) == (
+        "job", (("ns", "out", "a", "ns", "in", "x", "DIRECT", "IDENTITY"),))
+    assert lineage["digest"] == again.lineages[0]["digest"]
+    masked = {"a": [("in", "x", "DIRECT", "MASKED")]}
+    assert _rows(event(["a", "b"], masked)).lineages[0]["digest"] != lineage["digest"]
+    # a START without column lineage has no lineage version
+    start = run_event("START", str(uuid.uuid4()), "job", outputs=[dataset("out", columns=["a"])])
+    assert _rows(start).lineages == []
