@@ -12,8 +12,8 @@ from graph.errors import QueryError
 from ingest.batch import combine_kind
 from ingest.transform import Rows, edge_key
 
-# Nodes and the edges of runs and jobs first, then whether the batch's written schemas and column
-# lineage are the ones already current (the touches); then columns and column edges for the others.
+# The first round: nodes and the edges of runs and jobs, then (Plan) the versions of written schemas
+# and column lineage; the second round: columns and column edges of the versions not touched.
 _FIRST = (
     ("datasets", "ingest/datasets"),
     ("jobs", "ingest/jobs"),
@@ -66,51 +66,50 @@ class Plan:
 
     A job that runs every day mostly reports the schema and the column lineage it reported the day
     before. Rewriting each column and column edge for that only to move its last-seen time was
-    about half of Neo4j's work per event, so whole schemas and whole column lineages are compared
-    by digest instead: the first round writes nodes and run/job edges and "touches" the schemas
-    (on the Dataset) and lineages (on the Job) that are already current; the second round writes
-    column by column only what the touches missed: new or changed ones, or events older than the
-    current version. See docs/graph-model.md for how a column's or edge's times are read then.
+    about half of Neo4j's work per event, so whole schemas (on the Dataset) and whole column
+    lineages (on the Job) are compared by digest instead: the first round writes nodes and run and
+    job edges and, per dataset and per job, touches the version that is already current or makes
+    way for a new one (ingest/schemas, ingest/lineages); the second round writes column by column
+    and edge by edge only what was not touched. See docs/graph-model.md for how a column's or
+    edge's times are read then.
     """
 
     def __init__(self, rows: Rows) -> None:
         """``rows`` as ``combine`` left them (columns and column edges not yet combined)."""
         self.rows = rows
-        self.schemas = _by_key(rows.schemas, _SCHEMA_KEY)
-        self.lineages = _by_key(rows.lineages, _LINEAGE_KEY)
+        self.schemas = _newest_by_key(rows.schemas, _SCHEMA_KEY)
+        self.lineages = _newest_by_key(rows.lineages, _LINEAGE_KEY)
         self.first: list[Step] = [(name, {"rows": params}) for kind, name in _FIRST
                                   if (params := [_wire(r) for r in getattr(rows, kind)])]
-        self.touches = 0
-        for name, groups in (("ingest/schema_touch", self.schemas),
-                             ("ingest/lineage_touch", self.lineages)):
-            # a key with two versions in one batch is written in full (the second round)
-            params = [_version(g[0]) for g in groups.values() if len(g) == 1]
-            if params:
-                self.first.append((name, {"rows": params}))
-                self.touches += 1
+        self.versions = [(name, versions) for name, versions in (
+            ("ingest/schemas", self.schemas), ("ingest/lineages", self.lineages)) if versions]
+        self.first += [(name, {"rows": [_version(v) for v in versions.values()]})
+                       for name, versions in self.versions]
 
     def then(self, results: Sequence[list[dict[str, Any]]]) -> list[Step]:
-        """The second round, given the results of the first (which touches missed)."""
-        missed: set[tuple[str, str]] = set()
-        for result in results[len(results) - self.touches:]:
-            missed.update(tuple(k) for k in result[0]["missed"])
-        schemas = {k: _newest(g) for k, g in self.schemas.items() if len(g) > 1 or k in missed}
-        lineages = {k: _newest(g) for k, g in self.lineages.items() if len(g) > 1 or k in missed}
-        stamps = {(k, c): g["digest"] for k, g in schemas.items() for c in g["columns"]}
+        """The second round, given the results of the first (which versions were not touched,
+        and which of those are current now)."""
+        missed: dict[str, set[Any]] = {"ingest/schemas": set(), "ingest/lineages": set()}
+        current = {name: set() for name in missed}
+        for (name, _), result in zip(self.versions, results[len(results) - len(self.versions):],
+                                     strict=True):
+            missed[name] = {tuple(k) for k in result[0]["missed"]}
+            current[name] = {tuple(k) for k in result[0]["current"]}
+        stamps = {(k, c): v["digest"] for k, v in self.schemas.items()
+                  if k in current["ingest/schemas"] for c in v["columns"]}
         columns = [_wire(r) | {"stamp": stamps.get((_SCHEMA_KEY(r), r["name"]))}
                    for r in combine_kind("columns", (
                        r for r in self.rows.columns if not r["written"]
-                       or _SCHEMA_KEY(r) in schemas or _SCHEMA_KEY(r) not in self.schemas))]
-        edge_stamps = {(k, e): g["digest"] for k, g in lineages.items() for e in g["edges"]}
+                       or _SCHEMA_KEY(r) in missed["ingest/schemas"]
+                       or _SCHEMA_KEY(r) not in self.schemas))]
+        edge_stamps = {(k, e): v["digest"] for k, v in self.lineages.items()
+                       if k in current["ingest/lineages"] for e in v["edges"]}
         edges = [_wire(r) | {"stamp": edge_stamps.get((_LINEAGE_KEY(r), edge_key(r)))}
                  for r in combine_kind("column_edges", (
                      r for r in self.rows.column_edges
-                     if _LINEAGE_KEY(r) in lineages or _LINEAGE_KEY(r) not in self.lineages))]
+                     if _LINEAGE_KEY(r) in missed["ingest/lineages"]
+                     or _LINEAGE_KEY(r) not in self.lineages))]
         plan: list[Step] = []
-        if schemas:
-            plan.append(("ingest/schema_switch", {"rows": [_version(g) for g in schemas.values()]}))
-        if lineages:
-            plan.append(("ingest/lineage_switch", {"rows": [_version(g) for g in lineages.values()]}))
         for kind, name in _THEN:
             if kind == "columns":
                 params = columns
@@ -129,17 +128,20 @@ class Plan:
         return plan
 
 
-def _by_key(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
-            ) -> dict[Any, list[dict[str, Any]]]:
-    grouped: dict[Any, list[dict[str, Any]]] = {}
-    for row in rows:
-        grouped.setdefault(key(row), []).append(row)
-    return grouped
-
-
-def _newest(groups: list[dict[str, Any]]) -> dict[str, Any]:
-    """The group seen last (the first of those seen at the same time)."""
-    return max(groups, key=itemgetter("lastSeen"))
+def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
+                   ) -> dict[Any, dict[str, Any]]:
+    """The newest version of each key (the first of those seen at the same time), marked
+    ``force`` when the batch holds others of that key: their members are all written one by one."""
+    newest: dict[Any, dict[str, Any]] = {}
+    for version in versions:
+        k = key(version)
+        seen = newest.get(k)
+        if seen is None:
+            newest[k] = version | {"force": False}
+        else:
+            winner = version if version["lastSeen"] > seen["lastSeen"] else seen
+            newest[k] = winner | {"force": True}
+    return newest
 
 
 def _version(group: dict[str, Any]) -> dict[str, Any]:

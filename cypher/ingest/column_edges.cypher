@@ -1,9 +1,9 @@
 // Answers: records column-level lineage: (derived Column)-[:DERIVED_FROM]->(source Column), one
 // edge per job, type and subtype, keeping masking, description, the last run, first/last seen.
 // An edge stamped with its job's current lineage (lineageDigest) was last seen at the later of
-// its own lastSeen and the job's lineageLastSeen (ingest/lineage_touch); ingest/lineage_switch ran
-// first for the jobs of these rows, so each edge's own times and run are up to date here.
-// Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen, stamp (the lineage digest to stamp it with if that lineage is the job's current one, else null)}
+// its own lastSeen and the job's lineageLastSeen (ingest/lineages); ingest/lineages ran first for
+// the jobs of these rows, so each edge's own times and run are up to date here.
+// Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen, stamp (the job's current lineage digest if the edge belongs to it, else null)}
 // Returns: written, how many edges were written (the loader checks it is all of them)
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), stamp: null}]
 UNWIND $rows AS wire
@@ -18,11 +18,8 @@ MATCH (ic:Column {namespace: row.inNamespace, dataset: row.inDataset, name: row.
 USING INDEX SEEK ic:Column(namespace, dataset, name)
 MERGE (oc)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName,
                             type: row.type, subtype: row.subtype}]->(ic)
-WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer,
-     COLLECT { MATCH (j:Job {namespace: row.jobNamespace, name: row.jobName})
-               WHERE row.stamp IS NOT NULL RETURN j.lineageDigest }[0] AS current
-SET x.lineageDigest = CASE WHEN row.stamp IS NOT NULL AND row.stamp = current THEN row.stamp
-                      ELSE x.lineageDigest END,
+WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer
+SET x.lineageDigest = coalesce(row.stamp, x.lineageDigest),
     x.masking = CASE WHEN newer THEN row.masking ELSE x.masking END,
     x.description = CASE WHEN newer THEN row.description ELSE x.description END,
     x.runId = CASE WHEN newer AND row.runId IS NOT NULL THEN row.runId ELSE x.runId END,

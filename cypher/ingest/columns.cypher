@@ -1,7 +1,8 @@
 // Answers: upserts Column nodes from schema facets, each linked from its Dataset by HAS_COLUMN.
 // A column stamped with its dataset's current written schema (schemaDigest) was last seen at the
-// later of its own times and the dataset's schemaLastSeen (ingest/schema_touch).
-// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen, written (the schema came from the dataset's producer, not a reader), stamp (the schema digest to stamp it with if that schema is the dataset's current one, else null)}
+// later of its own times and the dataset's schemaLastSeen (ingest/schemas, which ran first for the
+// datasets of these rows).
+// Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen, written (the schema came from the dataset's producer, not a reader), stamp (the dataset's current written schema digest if the column belongs to it, else null)}
 // Returns: nothing
 // :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), written: true, stamp: null}]
 UNWIND $rows AS wire
@@ -13,8 +14,7 @@ MERGE (d)-[:HAS_COLUMN]->(x)
 WITH d, x, row, CASE WHEN x.schemaDigest = d.schemaDigest AND d.schemaLastSeen > x.lastSeen
                      THEN d.schemaLastSeen ELSE x.lastSeen END AS seen
 WITH d, x, row, (seen IS NULL OR row.lastSeen >= seen) AS newer
-SET x.schemaDigest = CASE WHEN row.stamp IS NOT NULL AND row.stamp = d.schemaDigest THEN row.stamp
-                     ELSE x.schemaDigest END,
+SET x.schemaDigest = coalesce(row.stamp, x.schemaDigest),
     x.type = CASE WHEN (newer AND row.type IS NOT NULL) OR x.type IS NULL THEN row.type ELSE x.type END,
     x.description = CASE WHEN (newer AND row.description IS NOT NULL) OR x.description IS NULL
                     THEN row.description ELSE x.description END,

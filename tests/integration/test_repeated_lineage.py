@@ -1,7 +1,7 @@
 """Repeated schemas and column lineage are written once and touched after: the answers stay exact.
 
 A job that reports the schema and column lineage it reported before only moves the Dataset's
-schemaLastSeen and the Job's lineageLastSeen (ingest/schema_touch, ingest/lineage_touch); the
+schemaLastSeen and the Job's lineageLastSeen (ingest/schemas, ingest/lineages); the
 columns and edges are written one by one only for a new version or an older event. The times and
 runs that questions report must still be those of the events: checked here against an oracle
 computed from the events alone, for streams that change versions, go back to an earlier one and
@@ -145,3 +145,22 @@ def test_questions_report_the_latest_run_of_a_repeated_lineage(graph: Graph) -> 
         src, field = step.source.split(":", 1)[1].split(".")
         _, last, run, _ = edges[(step.job, out, col, src, field, step.subtype)]
         assert (step.last_seen, step.run) == (last, run), step
+
+
+def test_an_older_reader_does_not_override_the_type_of_a_touched_column(graph: Graph) -> None:
+    def written(minute: int) -> dict[str, Any]:
+        return {"eventType": "COMPLETE", "producer": PRODUCER,
+                "eventTime": (T0 + timedelta(minutes=minute)).isoformat(),
+                "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": NS, "name": "writer"},
+                "outputs": [{"namespace": NS, "name": "t", "facets": {
+                    "schema": {"fields": [{"name": "a", "type": "BIGINT"}]}}}]}
+    reader = {"eventType": "COMPLETE", "producer": PRODUCER,
+              "eventTime": (T0 + timedelta(minutes=15)).isoformat(),
+              "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": NS, "name": "reader"},
+              "inputs": [{"namespace": NS, "name": "t", "facets": {
+                  "schema": {"fields": [{"name": "a", "type": "STRING"}]}}}]}
+    # the writer's schema at 10, then touched at 20 and 30: the column's own lastSeen stays 10
+    ingest_events(graph, [written(10), written(20), written(30)], batch_size=1)
+    ingest_events(graph, [reader], batch_size=1)
+    [column] = rows(graph, "MATCH (c:Column {dataset: 't', name: 'a'}) RETURN c.type AS type")
+    assert column["type"] == "BIGINT"
