@@ -35,6 +35,10 @@ _THEN = (
 )
 _SCHEMA_KEY = itemgetter("namespace", "dataset")
 _LINEAGE_KEY = itemgetter("jobNamespace", "jobName")
+# The version each dataset's schema and job's lineage had when this process last wrote or touched
+# it: only a guess of what Neo4j will touch (see Plan), cleared when it grows past _CURRENT_MAX.
+_CURRENT: dict[tuple[str, Any], str] = {}
+_CURRENT_MAX = 500_000
 _COUNTS_DUPLICATES = ("ingest/datasets", "ingest/jobs", "ingest/runs")
 
 
@@ -75,7 +79,12 @@ class Plan:
     """
 
     def __init__(self, rows: Rows) -> None:
-        """``rows`` as ``combine`` left them (columns and column edges not yet combined)."""
+        """``rows`` as ``combine`` left them (columns and column edges not yet combined).
+
+        Built where the batch is prepared (the worker does that while the previous batch is
+        written): the columns and edges of versions that are probably not current (not seen
+        current by this process) are combined here, the others only if Neo4j does not touch them.
+        """
         self.rows = rows
         self.schemas = _newest_by_key(rows.schemas, _SCHEMA_KEY)
         self.lineages = _newest_by_key(rows.lineages, _LINEAGE_KEY)
@@ -85,30 +94,38 @@ class Plan:
             ("ingest/schemas", self.schemas), ("ingest/lineages", self.lineages)) if versions]
         self.first += [(name, {"rows": [_version(v) for v in versions.values()]})
                        for name, versions in self.versions]
+        likely = {name: {k for k, v in versions.items()
+                         if not v["force"] and _CURRENT.get((name, k)) == v["digest"]}
+                  for name, versions in self.versions}
+        self.columns = _Members("columns", rows.columns, _SCHEMA_KEY, self.schemas,
+                                likely.get("ingest/schemas", set()), lambda r: not r["written"])
+        self.edges = _Members("column_edges", rows.column_edges, _LINEAGE_KEY, self.lineages,
+                              likely.get("ingest/lineages", set()))
 
     def then(self, results: Sequence[list[dict[str, Any]]]) -> list[Step]:
         """The second round, given the results of the first (which versions were not touched,
         and which of those are current now)."""
         missed: dict[str, set[Any]] = {"ingest/schemas": set(), "ingest/lineages": set()}
-        current = {name: set() for name in missed}
-        for (name, _), result in zip(self.versions, results[len(results) - len(self.versions):],
-                                     strict=True):
+        current: dict[str, set[Any]] = {name: set() for name in missed}
+        for (name, versions), result in zip(
+                self.versions, results[len(results) - len(self.versions):], strict=True):
             missed[name] = {tuple(k) for k in result[0]["missed"]}
             current[name] = {tuple(k) for k in result[0]["current"]}
+            for k, v in versions.items():
+                if k not in missed[name] or k in current[name]:
+                    _CURRENT[(name, k)] = v["digest"]
+                else:
+                    _CURRENT.pop((name, k), None)
+        if len(_CURRENT) > _CURRENT_MAX:
+            _CURRENT.clear()
         stamps = {(k, c): v["digest"] for k, v in self.schemas.items()
                   if k in current["ingest/schemas"] for c in v["columns"]}
         columns = [_wire(r) | {"stamp": stamps.get((_SCHEMA_KEY(r), r["name"]))}
-                   for r in combine_kind("columns", (
-                       r for r in self.rows.columns if not r["written"]
-                       or _SCHEMA_KEY(r) in missed["ingest/schemas"]
-                       or _SCHEMA_KEY(r) not in self.schemas))]
+                   for r in self.columns.written(missed["ingest/schemas"])]
         edge_stamps = {(k, e): v["digest"] for k, v in self.lineages.items()
                        if k in current["ingest/lineages"] for e in v["edges"]}
         edges = [_wire(r) | {"stamp": edge_stamps.get((_LINEAGE_KEY(r), edge_key(r)))}
-                 for r in combine_kind("column_edges", (
-                     r for r in self.rows.column_edges
-                     if _LINEAGE_KEY(r) in missed["ingest/lineages"]
-                     or _LINEAGE_KEY(r) not in self.lineages))]
+                 for r in self.edges.written(missed["ingest/lineages"])]
         plan: list[Step] = []
         for kind, name in _THEN:
             if kind == "columns":
@@ -126,6 +143,34 @@ class Plan:
             plan.append(("ingest/coarse_edges",
                          {"jobs": [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]}))
         return plan
+
+
+class _Members:
+    """The columns (or column edges) of a batch by the version they belong to: combined ahead for
+    versions likely to be written, left raw for those likely to be touched."""
+
+    def __init__(self, kind: str, rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any],
+                 versions: dict[Any, dict[str, Any]], likely_touched: set[Any],
+                 always: Callable[[dict[str, Any]], bool] = lambda r: False) -> None:
+        self.kind = kind
+        self.key = key
+        ahead, self.later = [], []
+        for r in rows:
+            k = key(r)
+            # rows outside any version (a reader's schema, a DatasetEvent's lineage) are written
+            if always(r) or k not in versions or k not in likely_touched:
+                ahead.append(r)
+            else:
+                self.later.append(r)
+        self.ahead = combine_kind(kind, ahead)
+        self.versions = versions
+        self.always = always
+
+    def written(self, missed: set[Any]) -> list[dict[str, Any]]:
+        """The combined rows to write, given the versions that were not touched."""
+        rows = [r for r in self.ahead
+                if self.always(r) or self.key(r) not in self.versions or self.key(r) in missed]
+        return rows + combine_kind(self.kind, (r for r in self.later if self.key(r) in missed))
 
 
 def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
@@ -162,9 +207,8 @@ def _edge_columns(columns: list[dict[str, Any]], edges: list[dict[str, Any]]) ->
     return [{"namespace": ns, "dataset": ds, "name": name} for ns, ds, name in sorted(ends)]
 
 
-def load(graph: Graph, rows: Rows) -> int:
-    """Write one combined batch in a single transaction; returns events already recorded."""
-    plan = Plan(rows)
+def load(graph: Graph, plan: Plan) -> int:
+    """Write one planned batch in a single transaction; returns events already recorded."""
     if not plan.first:
         return 0
     done = graph.write(plan.first, plan.then)

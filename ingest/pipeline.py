@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from graph.db import Graph
 from graph.errors import QueryError
 from ingest.batch import combine
-from ingest.load import load
+from ingest.load import Plan, load
 from ingest.read import RawItem
 from ingest.transform import Rows, transform
 from ingest.validate import ValidEvent, validate
@@ -87,10 +87,10 @@ def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[L
 
 @dataclass(frozen=True)
 class Prepared:
-    """A batch of valid events and its rows, combined per key, ready to load."""
+    """A batch of valid events and the plan of its writes, ready to load."""
 
     batch: list[Located]
-    rows: Rows
+    plan: Plan
 
 
 class Ingester:
@@ -135,17 +135,17 @@ class Ingester:
         rows = Rows()
         for located in batch:
             rows.extend(transform(located.event, self.facet_max_bytes))
-        return Prepared(batch, combine(rows))
+        return Prepared(batch, Plan(combine(rows)))
 
     def load(self, prepared: Prepared, report: IngestReport) -> None:
         """Write one prepared batch in one transaction (split until a refused event is alone)."""
-        self._load(prepared.batch, report, prepared.rows)
+        self._load(prepared.batch, report, prepared.plan)
 
-    def _load(self, batch: list[Located], report: IngestReport, combined: Rows | None = None) -> None:
-        if combined is None:
-            combined = self._rows(batch).rows
+    def _load(self, batch: list[Located], report: IngestReport, plan: Plan | None = None) -> None:
+        if plan is None:
+            plan = self._rows(batch).plan
         try:
-            duplicates = load(self.graph, combined)
+            duplicates = load(self.graph, plan)
         except QueryError as e:
             if len(batch) == 1:
                 log.warning("event at %s could not be loaded: %s", batch[0].where, e)
@@ -157,4 +157,5 @@ class Ingester:
             return
         report.duplicates += duplicates
         report.loaded += len(batch) - duplicates
-        report.jobs |= {(r["jobNamespace"], r["jobName"]) for r in combined.job_reads + combined.job_writes}
+        report.jobs |= {(r["jobNamespace"], r["jobName"])
+                        for r in plan.rows.job_reads + plan.rows.job_writes}
