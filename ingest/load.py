@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -57,12 +58,18 @@ def _wire(row: dict[str, Any]) -> dict[str, Any]:
     for k in _WIRE_TIMES:
         v = out.get(k)
         if isinstance(v, datetime):
-            out[k] = v.isoformat()
+            out[k] = _iso(v)
     state_times: dict[str, Any] | None = row.get("stateTimes")
     if state_times is not None:
-        out["stateTimes"] = {k: v.isoformat() if isinstance(v, datetime) else v
+        out["stateTimes"] = {k: _iso(v) if isinstance(v, datetime) else v
                              for k, v in state_times.items()}
     return out
+
+
+@lru_cache(maxsize=65_536)
+def _iso(t: datetime) -> str:
+    """An event time as ISO text (the rows of one event share its time: each is formatted once)."""
+    return t.isoformat()
 
 
 class Plan:
@@ -120,12 +127,14 @@ class Plan:
             _CURRENT.clear()
         stamps = {(k, c): v["digest"] for k, v in self.schemas.items()
                   if k in current["ingest/schemas"] for c in v["columns"]}
-        columns = [_wire(r) | {"stamp": stamps.get((_SCHEMA_KEY(r), r["name"]))}
-                   for r in self.columns.written(missed["ingest/schemas"])]
+        columns = self.columns.written(missed["ingest/schemas"])
+        for r in columns:  # the rows are this plan's own: set again if the transaction is retried
+            r["stamp"] = stamps.get((_SCHEMA_KEY(r), r["name"]))
         edge_stamps = {(k, e): v["digest"] for k, v in self.lineages.items()
                        if k in current["ingest/lineages"] for e in v["edges"]}
-        edges = [_wire(r) | {"stamp": edge_stamps.get((_LINEAGE_KEY(r), edge_key(r)))}
-                 for r in self.edges.written(missed["ingest/lineages"])]
+        edges = self.edges.written(missed["ingest/lineages"])
+        for r in edges:
+            r["stamp"] = edge_stamps.get((_LINEAGE_KEY(r), edge_key(r)))
         plan: list[Step] = []
         for kind, name in _THEN:
             if kind == "columns":
@@ -146,8 +155,9 @@ class Plan:
 
 
 class _Members:
-    """The columns (or column edges) of a batch by the version they belong to: combined ahead for
-    versions likely to be written, left raw for those likely to be touched."""
+    """The columns (or column edges) of a batch by the version they belong to: combined and made
+    ready for the queries ahead for versions likely to be written, left raw for those likely to
+    be touched."""
 
     def __init__(self, kind: str, rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any],
                  versions: dict[Any, dict[str, Any]], likely_touched: set[Any],
@@ -162,15 +172,17 @@ class _Members:
                 ahead.append(r)
             else:
                 self.later.append(r)
-        self.ahead = combine_kind(kind, ahead)
+        self.ahead = [_wire(r) for r in combine_kind(kind, ahead)]
         self.versions = versions
         self.always = always
 
     def written(self, missed: set[Any]) -> list[dict[str, Any]]:
-        """The combined rows to write, given the versions that were not touched."""
+        """The combined rows to write (as the queries take them), given the versions that were
+        not touched."""
         rows = [r for r in self.ahead
                 if self.always(r) or self.key(r) not in self.versions or self.key(r) in missed]
-        return rows + combine_kind(self.kind, (r for r in self.later if self.key(r) in missed))
+        return rows + [_wire(r) for r in combine_kind(
+            self.kind, (r for r in self.later if self.key(r) in missed))]
 
 
 def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
