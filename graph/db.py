@@ -70,16 +70,18 @@ class Graph:
         the same transaction, the steps ``then`` returns given their results; returns each step run
         with its rows. A step's query has one statement."""
 
-        @unit_of_work(metadata=self._tag(*(name for name, _ in steps)), timeout=self.timeout)
+        names = [name for name, _ in steps]  # what an error names: the queries of both rounds
+
+        @unit_of_work(metadata=self._tag(*names), timeout=self.timeout)
         def work(tx: ManagedTransaction) -> list[tuple[Step, list[dict[str, Any]]]]:
             done = [(step, tx.run(query(step[0]).text, step[1]).data()) for step in steps]
             if then is not None:
                 more = then([rows for _, rows in done])
+                names[len(steps):] = [name for name, _ in more]
                 done += [(step, tx.run(query(step[0]).text, step[1]).data()) for step in more]
             return done
 
-        done: list[tuple[Step, list[dict[str, Any]]]] = self._session_call(
-            "write", work, [name for name, _ in steps])
+        done: list[tuple[Step, list[dict[str, Any]]]] = self._session_call("write", work, names)
         return done
 
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
