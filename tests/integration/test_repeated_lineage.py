@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from graph.db import Graph
+from impact.blast_radius import column_blast_radius
 from impact.gdpr import where_column_goes
 from tests.conftest import wipe
 from tests.helpers import PRODUCER, ingest_events, rows
@@ -145,6 +146,26 @@ def test_questions_report_the_latest_run_of_a_repeated_lineage(graph: Graph) -> 
         src, field = step.source.split(":", 1)[1].split(".")
         _, last, run, _ = edges[(step.job, out, col, src, field, step.subtype)]
         assert (step.last_seen, step.run) == (last, run), step
+
+
+def test_blast_radius_and_column_lineage_report_the_latest_sighting(graph: Graph) -> None:
+    events = sorted(_stream(5), key=lambda e: e["eventTime"])
+    ingest_events(graph, events, batch_size=1)
+    _, edges = _oracle(events)
+    radius = column_blast_radius(graph, NS, "src", "a", depth=5)
+    assert radius.impacted, "the blast radius of src.a is empty"
+    for hit in radius.impacted:
+        out, col = hit.name.split(".")
+        src, field = hit.path[-2].split(".")
+        subtype = hit.why.split()[2]
+        assert hit.last_seen == edges[(hit.job, out, col, src, field, subtype)][1], hit
+    found = graph.read("lineage/columns", columns=[{"namespace": NS, "dataset": "out", "name": "a"}],
+                       depth=1, withDownstream=False)
+    [row] = [r for r in found if (r["dataset"], r["field"]) == ("out", "a")]
+    assert row["inputs"]
+    for i in row["inputs"]:
+        key = (i["job"], "out", "a", i["dataset"], i["field"], i["subtype"])
+        assert i["lastSeen"].to_native() == edges[key][1], key
 
 
 def test_an_older_reader_does_not_override_the_type_of_a_touched_column(graph: Graph) -> None:
