@@ -12,6 +12,7 @@ letters with its reason, and the rest of its batch goes on.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from ingest.read import RawItem
 log = logging.getLogger(__name__)
 
 CONSUMER = "neo4j"
+# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms); see run().
+SWITCH_INTERVAL = 0.0005
 
 
 @dataclass
@@ -101,7 +104,22 @@ class Worker:
         While Neo4j writes one micro-batch, a second thread reads and transforms the next, so the
         Python work and the database work overlap. The position still moves one committed batch
         at a time; a prepared batch is thrown away when its predecessor fails.
+
+        The two threads share the GIL. Each time the writing thread comes back from the socket it
+        must wait for the preparing thread to give the GIL up, 5 ms by default, and a batch makes
+        dozens of such trips: while the loop runs, the switch interval is 0.5 ms (the worker alone
+        on a warm Neo4j, two runs each, alternated: 2,553-2,762 events/s against 2,310-2,369, the
+        write's wall time per event 253-288 us against 339-350).
         """
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        try:
+            self._run(stop, poll, on_batch)
+        finally:
+            sys.setswitchinterval(previous)
+
+    def _run(self, stop: threading.Event, poll: float,
+             on_batch: Callable[[BatchResult], None]) -> None:
         failures = 0
         ahead: Future[_Pending | None] | None = None
         with ThreadPoolExecutor(1, thread_name_prefix="worker-prepare") as pool:
