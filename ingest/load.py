@@ -125,16 +125,13 @@ class Plan:
                     _CURRENT.pop((name, k), None)
         if len(_CURRENT) > _CURRENT_MAX:
             _CURRENT.clear()
-        stamps = {(k, c): v["digest"] for k, v in self.schemas.items()
-                  if k in current["ingest/schemas"] for c in v["columns"]}
+        # a written member of a version that is current now carries its digest (the stamp); the
+        # rows are this plan's own: set again if the transaction is retried
         columns = self.columns.written(missed["ingest/schemas"])
-        for r in columns:  # the rows are this plan's own: set again if the transaction is retried
-            r["stamp"] = stamps.get((_SCHEMA_KEY(r), r["name"]))
-        edge_stamps = {(k, e): v["digest"] for k, v in self.lineages.items()
-                       if k in current["ingest/lineages"] for e in v["edges"]}
+        _stamp(columns, self.schemas, current["ingest/schemas"], _SCHEMA_KEY, "columns",
+               itemgetter("name"))
         edges = self.edges.written(missed["ingest/lineages"])
-        for r in edges:
-            r["stamp"] = edge_stamps.get((_LINEAGE_KEY(r), edge_key(r)))
+        _stamp(edges, self.lineages, current["ingest/lineages"], _LINEAGE_KEY, "edges", edge_key)
         plan: list[Step] = []
         for kind, name in _THEN:
             if kind == "columns":
@@ -185,6 +182,24 @@ class _Members:
             self.kind, (r for r in self.later if self.key(r) in missed))]
 
 
+def _stamp(rows: list[dict[str, Any]], versions: dict[Any, dict[str, Any]], current: set[Any],
+           key: Callable[[dict[str, Any]], Any], members: str,
+           member: Callable[[dict[str, Any]], Any]) -> None:
+    """Set each row's ``stamp``: the digest of its version if that version is current and lists
+    the row, else None."""
+    listed: dict[Any, set[Any]] = {}
+    for r in rows:
+        k = key(r)
+        stamp = None
+        if k in current:
+            names = listed.get(k)
+            if names is None:
+                names = listed[k] = set(versions[k][members])
+            if member(r) in names:
+                stamp = versions[k]["digest"]
+        r["stamp"] = stamp
+
+
 def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
                    ) -> dict[Any, dict[str, Any]]:
     """The newest version of each key (the first of those seen at the same time), marked
@@ -212,6 +227,8 @@ def _version(group: dict[str, Any]) -> dict[str, Any]:
 def _edge_columns(columns: list[dict[str, Any]], edges: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Columns named by the column edges to write but not by a schema row of this batch (the
     columns of a touched schema exist: they were written when that schema became current)."""
+    if not edges:
+        return []
     known = {(r["namespace"], r["dataset"], r["name"]) for r in columns}
     ends = {end for e in edges
             for end in ((e["outNamespace"], e["outDataset"], e["outColumn"]),
