@@ -24,6 +24,7 @@ import http.client
 import itertools
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -126,6 +127,26 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# Neo4j's threads by what they do (Linux thread names, digits dropped)
+_JVM_THREADS = (("query execution (Bolt workers)", "neoNj.BoltWorke"),
+                ("JIT compiler", "CN CompilerThre"), ("garbage collector", "GC Thread#N"))
+
+
+def _jvm_thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of a JVM's threads so far, grouped as _JVM_THREADS (the rest: "other")."""
+    found: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended
+            continue
+        name = re.sub(r"[0-9]+", "N", stat.split("(", 1)[1].rsplit(")", 1)[0])
+        fields = stat.rsplit(")", 1)[1].split()
+        group = next((g for g, prefix in _JVM_THREADS if name.startswith(prefix)), "other")
+        found[group] = found.get(group, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
 def _together(work: Callable[[int], object], n: int) -> None:
     """Run ``work(0)`` .. ``work(n - 1)`` in n threads and wait for all of them."""
     threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
@@ -197,6 +218,7 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
         first = evs[:a.events]
         pids = {"api": procs[0].pid, "worker": procs[1].pid, "neo4j": neo4j_pid}
         cpu0 = {k: _cpu_seconds(pid) for k, pid in pids.items()} | {"clients": time.process_time()}
+        jvm0 = _jvm_thread_cpu(neo4j_pid)
         t0 = time.perf_counter()
 
         def client(k: int) -> None:
@@ -209,12 +231,17 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
         _drain(log)
         loaded_s = time.perf_counter() - t0
         cpu1 = {k: _cpu_seconds(pid) for k, pid in pids.items()} | {"clients": time.process_time()}
+        jvm1 = _jvm_thread_cpu(neo4j_pid)
         results["throughput"] = {"events": a.events, "clients": a.clients, "per_request": a.per_request,
                                  "accepted_per_s": a.events / accepted_s,
                                  "end_to_end_per_s": a.events / loaded_s, "seconds": loaded_s,
                                  # where the 2 cores went: CPU time of each process per event
                                  "cpu_us_per_event": {k: round((cpu1[k] - cpu0[k]) / a.events * 1e6)
-                                                      for k in cpu0}}
+                                                      for k in cpu0},
+                                 # and Neo4j's share by thread: is it running queries or compiling?
+                                 "neo4j_cpu_us_per_event": {
+                                     k: round((v - jvm0.get(k, 0.0)) / a.events * 1e6)
+                                     for k, v in sorted(jvm1.items())}}
         print(json.dumps(results["throughput"]), file=sys.stderr)
 
         # 2. lag at fixed rates (senders in parallel so the rate is what we ask for)
