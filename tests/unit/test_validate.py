@@ -58,3 +58,19 @@ def test_digest_ignores_key_order() -> None:
 
 def test_non_object_is_rejected() -> None:
     assert validate([1, 2]) == ["an event must be a JSON object, got list"]
+
+
+def test_nested_facet_errors_name_the_field_and_not_our_classes() -> None:
+    event = run_event("COMPLETE", str(uuid.uuid4()), outputs=[dataset("o", columns=["a", "b"])])
+    event["outputs"][0]["facets"]["schema"]["fields"][1] = "b"
+    event["outputs"][0]["facets"]["columnLineage"] = {
+        "fields": {"a": {"inputFields": [{"namespace": "ns", "name": "src"}]}}}
+    event["run"]["facets"] = {"parent": {"run": {"runId": "x"}, "job": {"namespace": "", "name": "p"}}}
+    reasons = validate(event)
+    assert isinstance(reasons, list)
+    assert "outputs[0].facets.schema.fields.1: Input should be a valid dictionary" in reasons
+    assert "outputs[0].facets.columnLineage.fields.a.inputFields.0.field: Field required" in reasons
+    assert any(r.startswith("run.facets.parent.run.runId: Input should be a valid UUID") for r in reasons)
+    assert any(r.startswith("run.facets.parent.job.namespace: String should have at least 1 character")
+               for r in reasons)
+    assert not any("instance of" in r for r in reasons)
