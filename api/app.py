@@ -113,7 +113,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
                 if len(body) > settings.max_body_bytes:
                     raise BodyError(413, f"body is over the limit of {settings.max_body_bytes} "
                                          "bytes: split it")
-            verdict = parse(bytes(body), kind)
+            verdict = parse(bytes(body), kind, settings.log_raw_events)
         except BodyError as e:
             counters.add(rejected={_reason(e.status): 1}, status=e.status)
             return JSONResponse({"error": e.message}, status_code=e.status)
@@ -122,10 +122,15 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
             counters.add(rejected=rejected_by, status=400)
             return JSONResponse({"accepted": 0, "rejected": verdict.rejected}, status_code=400)
         try:
+            queued = committer().enqueue(verdict.accepted)
+        except ValueError as e:  # validation lets no such event through: a last guard
+            counters.add(rejected={"invalid_event": len(verdict.accepted)}, status=400)
+            return JSONResponse({"error": f"events cannot be stored: {e}"}, status_code=400)
+        try:
             # awaited on the event loop (no thread hop); shielded so a timeout leaves the append
             # itself alone
-            seqs = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(
-                committer().enqueue(verdict.accepted))), LOG_APPEND_TIMEOUT_S)
+            seqs = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(queued)),
+                                          LOG_APPEND_TIMEOUT_S)
         except LogError as e:
             log.error("event log append failed: %s", e)
             counters.add(status=503)

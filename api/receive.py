@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.bounds import NotJson, loads
 from ingest.validate import validate
 
 JSON_TYPES = ("application/json",)
@@ -54,18 +55,22 @@ def _decode(body: bytes) -> str:
         raise BodyError(400, f"body is not UTF-8: invalid byte at position {e.start}") from e
 
 
-def parse(body: bytes, kind: str) -> Verdict:
-    """Split and validate a body. Raises BodyError for a body that is unusable as a whole."""
+def parse(body: bytes, kind: str, keep_raw: bool = False) -> Verdict:
+    """Split and validate a body. Raises BodyError for a body that is unusable as a whole.
+
+    Accepted events come scrubbed of secrets, as the graph will hold them, unless ``keep_raw``."""
     text = _decode(body)
     if not text.strip():
         raise BodyError(400, "empty body: expected an OpenLineage event")
     verdict = Verdict()
     if kind == "json":
         try:
-            whole = json.loads(text)
+            whole = loads(text)
         except json.JSONDecodeError as e:
             raise BodyError(400, f"invalid JSON at line {e.lineno}, column {e.colno} "
                                  f"(position {e.pos}): {e.msg}") from e
+        except NotJson as e:
+            raise BodyError(400, f"invalid JSON: {e}") from e
         except RecursionError as e:
             raise BodyError(400, "JSON nested too deeply") from e
         if isinstance(whole, list):
@@ -78,9 +83,11 @@ def parse(body: bytes, kind: str) -> Verdict:
         items = []
         for index, line in enumerate(x for x in text.splitlines() if x.strip()):
             try:
-                items.append((index, json.loads(line), None))
+                items.append((index, loads(line), None))
             except json.JSONDecodeError as e:
                 items.append((index, None, f"invalid JSON at column {e.colno}: {e.msg}"))
+            except NotJson as e:
+                items.append((index, None, f"invalid JSON: {e}"))
             except RecursionError:
                 items.append((index, None, "JSON nested too deeply"))
     if not items:
@@ -96,5 +103,5 @@ def parse(body: bytes, kind: str) -> Verdict:
         if isinstance(result, list):
             verdict.rejected.append({"index": index, "reasons": result})
         else:
-            verdict.accepted.append(obj)
+            verdict.accepted.append(obj if keep_raw else result.raw)
     return verdict

@@ -17,7 +17,7 @@ from neo4j import (
 )
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 
-from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout
+from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout, TooLarge
 from graph.local_server import LocalServer
 from graph.queries import NamedQuery, query
 from graph.settings import Settings
@@ -26,6 +26,23 @@ log = logging.getLogger(__name__)
 
 Step = tuple[str, dict[str, Any]]
 """A named query and its parameters."""
+
+# Neo4j's codes for a transaction refused for its memory. They are transient errors, which the
+# driver would retry as they are for up to max_transaction_retry_time: the same transaction fails
+# the same way (a backlog batch took 83-87 s per try), so they are raised at once instead.
+_MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "TransactionMemoryLimit", "OutOfMemoryError")
+
+
+def _memory_error(e: Neo4jError) -> bool:
+    return any(code in (e.code or "") for code in _MEMORY_CODES)
+
+
+class _Refused(Exception):
+    """Carries a memory error out of a unit of work without the driver's retries."""
+
+    def __init__(self, error: Neo4jError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
@@ -72,13 +89,21 @@ class Graph:
 
         names = [name for name, _ in steps]  # what an error names: the queries of both rounds
 
+        def run(tx: ManagedTransaction, step: Step) -> list[dict[str, Any]]:
+            try:
+                return tx.run(query(step[0]).text, step[1]).data()
+            except Neo4jError as e:
+                if _memory_error(e):
+                    raise _Refused(e) from e
+                raise
+
         @unit_of_work(metadata=self._tag(*names), timeout=self.timeout)
         def work(tx: ManagedTransaction) -> list[tuple[Step, list[dict[str, Any]]]]:
-            done = [(step, tx.run(query(step[0]).text, step[1]).data()) for step in steps]
+            done = [(step, run(tx, step)) for step in steps]
             if then is not None:
                 more = then([rows for _, rows in done])
                 names[len(steps):] = [name for name, _ in more]
-                done += [(step, tx.run(query(step[0]).text, step[1]).data()) for step in more]
+                done += [(step, run(tx, step)) for step in more]
             return done
 
         done: list[tuple[Step, list[dict[str, Any]]]] = self._session_call("write", work, names)
@@ -127,7 +152,11 @@ class Graph:
             raise DatabaseUnavailable(f"Neo4j refused the credentials: {e.message}") from e
         except (ServiceUnavailable, SessionExpired, OSError) as e:
             raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+        except _Refused as e:
+            raise TooLarge(",".join(names), str(e.error)) from e.error
         except Neo4jError as e:
+            if _memory_error(e):
+                raise TooLarge(",".join(names), str(e)) from e
             if "TransactionTimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
                 raise QueryTimeout(",".join(names), f"ran past {self.timeout:g} s") from e
             raise QueryError(",".join(names), str(e)) from e

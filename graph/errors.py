@@ -7,7 +7,8 @@
     ├── ServerError              the local Neo4j server cannot be provisioned, started or stopped
     ├── DatabaseUnavailable      Neo4j does not answer (wraps the driver's error)
     ├── QueryError               a named query failed (carries the query name)
-    │   └── QueryTimeout         … because it ran past the configured timeout
+    │   ├── QueryTimeout         … because it ran past the configured timeout
+    │   └── TooLarge             … because Neo4j refused the transaction for its memory
     ├── QueryLibraryError        a .cypher file is malformed (carries file and line)
     ├── EventError               an OpenLineage event is rejected (carries where and why)
     └── NotFound                 a dataset, column, job or run asked about does not exist
@@ -42,6 +43,11 @@ class QueryError(LineageError):
 
 class QueryTimeout(QueryError):
     """A named query ran past its timeout."""
+
+
+class TooLarge(QueryError):
+    """Neo4j refused a transaction for the memory it needs (``db.memory.transaction.max``, the
+    global transaction pool, or the heap): a smaller batch may pass."""
 
 
 class QueryLibraryError(LineageError):

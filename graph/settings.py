@@ -56,6 +56,10 @@ class Settings(BaseSettings):
 
     log_file: Path | None = None
     """The event log's SQLite file; default ``<state_dir>/log/events.db``."""
+    log_raw_events: bool = False
+    """Keep events in the log (and exports) exactly as received, secrets included, instead of as
+    scrubbed as the graph holds them (``ingest.secrets``). Opt in only where the log is as well
+    guarded as the producers' own credentials."""
     worker_batch: int = Field(default=5000, ge=1)
     worker_batch_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     worker_poll: float = Field(default=0.2, gt=0)

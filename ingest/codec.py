@@ -15,11 +15,14 @@ import orjson
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON text, non-ASCII kept as is."""
+    """Compact JSON text, non-ASCII kept as is. Raises ValueError for a value that is not valid
+    Unicode text (a lone surrogate): no store of ours can hold it."""
     try:
         return orjson.dumps(value).decode("utf-8")
     except orjson.JSONEncodeError:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
+        return text
 
 
 def canonical(value: Any) -> bytes:

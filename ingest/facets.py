@@ -1,19 +1,13 @@
-"""Facets that are not graph structure: lifted into properties, or kept as redacted, capped JSON."""
+"""Facets that are not graph structure: lifted into properties, or kept as capped JSON.
+
+Events reach here already scrubbed of secrets (``ingest.secrets``, applied by ``validate``).
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
-
-_SECRET_KEY = re.compile(
-    r"pass(word|wd)?|secret|token|api[_-]?key|credential|private[_-]?key|authorization|"
-    r"access[_-]?key|session[_-]?key",
-    re.IGNORECASE,
-)
-_URI_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:)[^@/\s]+@")
-REDACTED = "***"
 
 # Facets that become graph structure or typed properties, never stored as raw JSON.
 STRUCTURAL = frozenset(
@@ -23,22 +17,9 @@ STRUCTURAL = frozenset(
 )  # fmt: skip
 
 
-def redact(value: Any) -> Any:
-    """Copy of ``value`` with secret-looking keys masked and passwords removed from URIs."""
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if _SECRET_KEY.search(str(k)) else redact(v) for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        return _URI_USERINFO.sub(rf"\g<1>{REDACTED}@", value)
-    return value
-
-
 def capped_json(value: Any, max_bytes: int) -> str:
-    """Redacted JSON of a facet, replaced by a small summary when longer than ``max_bytes``."""
-    text = json.dumps(redact(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """JSON of a facet, replaced by a small summary when longer than ``max_bytes``."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     size = len(text.encode("utf-8"))
     if size <= max_bytes:
         return text

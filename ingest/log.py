@@ -13,16 +13,17 @@ from an offset, the position = the consumer group's committed offset).
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from graph.errors import LineageError
 from ingest import codec
@@ -84,6 +85,26 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 """
 
 
+_T = TypeVar("_T")
+
+
+def _log_errors(method: Callable[..., _T]) -> Callable[..., _T]:
+    """SQLite's errors (a locked or unwritable file) as LogError, which callers handle."""
+
+    @functools.wraps(method)
+    def guarded(self: SQLiteLog, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise LogError(f"event log {self.path}: {method.__name__} failed: {e}") from e
+    return guarded
+
+
+def encode(events: Sequence[dict[str, Any]]) -> list[str]:
+    """Each event as the log stores it; ValueError for one that is not valid Unicode text."""
+    return [codec.dumps(e) for e in events]
+
+
 class SQLiteLog:
     """The embedded event log. One connection per thread; open it in each process."""
 
@@ -115,26 +136,37 @@ class SQLiteLog:
             self._local.conn = None
 
     def append(self, events: Sequence[dict[str, Any]]) -> list[int]:
-        """Append in one durable transaction; returns the sequence numbers, in order."""
-        if not events:
+        """Append in one durable transaction; returns the sequence numbers, in order.
+
+        Raises ValueError, before anything is written, for an event that cannot be encoded."""
+        return self.append_encoded(encode(events))
+
+    def append_encoded(self, bodies: Sequence[str]) -> list[int]:
+        """Append events already encoded by :func:`encode`, in one durable transaction."""
+        if not bodies:
             return []
         now = time.time()
-        rows = [(now, codec.dumps(e)) for e in events]
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            first = None
-            for row in rows:
-                cur = conn.execute("INSERT INTO events (received, body) VALUES (?, ?)", row)
-                first = first if first is not None else cur.lastrowid
-            conn.execute("COMMIT")
+            try:
+                first = None
+                for body in bodies:
+                    cur = conn.execute("INSERT INTO events (received, body) VALUES (?, ?)", (now, body))
+                    first = first if first is not None else cur.lastrowid
+                conn.execute("COMMIT")
+            except BaseException:
+                # whatever went wrong, the transaction never stays open: the next append of this
+                # connection, and every other process, must find the log usable
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
         except sqlite3.Error as e:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             raise LogError(f"cannot append to the event log {self.path}: {e}") from e
         assert first is not None
-        return list(range(first, first + len(rows)))
+        return list(range(first, first + len(bodies)))
 
+    @_log_errors
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]:
         """Up to ``limit`` entries after ``after``; with ``max_bytes``, stop once their bodies
         reach that size (the first entry always comes, however large)."""
@@ -156,42 +188,51 @@ class SQLiteLog:
             yield from entries
             after = entries[-1].seq
 
+    @_log_errors
     def last_seq(self) -> int:
         row = self._conn().execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
         return int(row[0])
 
+    @_log_errors
     def count(self) -> int:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
 
+    @_log_errors
     def received_at(self, seq: int) -> float | None:
         row = self._conn().execute("SELECT received FROM events WHERE seq = ?", (seq,)).fetchone()
         return float(row[0]) if row else None
 
+    @_log_errors
     def position(self, consumer: str) -> int:
         row = self._conn().execute("SELECT seq FROM positions WHERE consumer = ?", (consumer,)).fetchone()
         return int(row[0]) if row else 0
 
+    @_log_errors
     def commit(self, consumer: str, seq: int) -> None:
         self._conn().execute(
             "INSERT INTO positions (consumer, seq, updated) VALUES (?, ?, ?) "
             "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated = excluded.updated",
             (consumer, seq, time.time()))
 
+    @_log_errors
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:
         self._conn().execute(
             "INSERT INTO dead_letters (seq, body, reason, failed_at) VALUES (?, ?, ?, ?)",
             (seq, json.dumps(event, separators=(",", ":")), reason, time.time()))
 
+    @_log_errors
     def dead_letters(self, include_resolved: bool = False) -> list[DeadLetter]:
         where = "" if include_resolved else "WHERE resolved = 0"
         cur = self._conn().execute(
             f"SELECT id, seq, body, reason, failed_at, retries FROM dead_letters {where} ORDER BY id")
         return [DeadLetter(i, s, json.loads(b), r, f, n) for i, s, b, r, f, n in cur]
 
+    @_log_errors
     def dead_letter_count(self) -> int:
         """Unresolved dead letters (without reading their events)."""
         return int(self._conn().execute("SELECT count(*) FROM dead_letters WHERE resolved = 0").fetchone()[0])
 
+    @_log_errors
     def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None:
         if ok:
             self._conn().execute("UPDATE dead_letters SET resolved = 1, retries = retries + 1 "
@@ -200,6 +241,7 @@ class SQLiteLog:
             self._conn().execute("UPDATE dead_letters SET retries = retries + 1, reason = ?, "
                                  "failed_at = ? WHERE id = ?", (reason, time.time(), id_))
 
+    @_log_errors
     def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None:
         """Record worker statistics (set some, add to others) for /metrics in another process."""
         conn = self._conn()
@@ -210,6 +252,7 @@ class SQLiteLog:
             conn.execute("INSERT INTO stats (key, value) VALUES (?, ?) "
                          "ON CONFLICT(key) DO UPDATE SET value = value + excluded.value", (k, v))
 
+    @_log_errors
     def stats(self) -> dict[str, float]:
         return {k: float(v) for k, v in self._conn().execute("SELECT key, value FROM stats")}
 
@@ -237,15 +280,16 @@ class GroupCommitter:
     def __init__(self, log: SQLiteLog, max_batch: int = 5000) -> None:
         self.log = log
         self.max_batch = max_batch
-        self._queue: queue.Queue[tuple[list[dict[str, Any]], Future[list[int]]] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[list[str], Future[list[int]]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
         self._thread.start()
 
     def enqueue(self, events: list[dict[str, Any]]) -> Future[list[int]]:
         """Append ``events`` with the next group: the future gets their sequence numbers once
         they are durable (an event loop awaits it without a thread hop)."""
+        bodies = encode(events)  # ValueError here fails this request alone, before any group
         future: Future[list[int]] = Future()
-        self._queue.put((events, future))
+        self._queue.put((bodies, future))
         return future
 
     def close(self) -> None:
@@ -270,14 +314,14 @@ class GroupCommitter:
                 group.append(nxt)
                 size += len(nxt[0])
             try:
-                seqs = self.log.append([e for events, _ in group for e in events])
+                seqs = self.log.append_encoded([b for bodies, _ in group for b in bodies])
             except Exception as e:  # every waiter learns the append failed; nothing was acked
                 for _, future in group:
                     if not future.done():
                         future.set_exception(e)
                 continue
             start = 0
-            for events, future in group:
+            for bodies, future in group:
                 if not future.done():
-                    future.set_result(seqs[start:start + len(events)])
-                start += len(events)
+                    future.set_result(seqs[start:start + len(bodies)])
+                start += len(bodies)

@@ -1,7 +1,9 @@
 """The ingest pipeline: read → validate → transform → combine → load, in batches, with a report.
 
-An invalid event is rejected alone with its reasons. If Neo4j refuses a batch because of one
-event's data, the batch is split until that event is isolated; its neighbours still load.
+An invalid event is rejected alone with its reasons. No exception caused by one event's content
+leaves the pipeline: an event whose preparation fails is rejected alone, and if Neo4j (or the
+driver) refuses a batch, for its data or for its size, the batch is split until the refused event
+is alone; its neighbours still load. Only an unreachable Neo4j stops a batch (the caller retries).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from graph.db import Graph
-from graph.errors import QueryError
+from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.batch import combine
 from ingest.load import Plan, load
 from ingest.read import RawItem
@@ -57,6 +59,8 @@ class IngestReport:
     rejected: list[Rejection] = field(default_factory=list)
     jobs: set[tuple[str, str]] = field(default_factory=set)
     """Jobs whose reads or writes this ingest touched (their coarse edges depend on them)."""
+    too_large: int = 0
+    """Batches Neo4j refused for their size (and that were split): the worker shrinks its batches."""
 
     def merge(self, other: IngestReport) -> None:
         self.read += other.read
@@ -64,6 +68,7 @@ class IngestReport:
         self.duplicates += other.duplicates
         self.rejected.extend(other.rejected)
         self.jobs |= other.jobs
+        self.too_large += other.too_large
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,11 @@ def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[L
         if item.error is not None:
             report.rejected.append(Rejection(item.where, (item.error,)))
             continue
-        result = validate(item.obj)
+        try:
+            result = validate(item.obj)
+        except Exception as e:  # a validator bug must not stop the others: reject this one
+            log.exception("validating the event at %s failed", item.where)
+            result = [f"could not be validated: {_describe(e)}"]
         if isinstance(result, ValidEvent):
             yield Located(item.where, result)
         else:
@@ -129,31 +138,73 @@ class Ingester:
             self._seen.add(located.event.digest)
             batch.append(located)
             if len(batch) >= self.batch_size:
-                yield self._rows(batch)
+                yield self._rows(batch, report)
                 batch = []
         if batch:
-            yield self._rows(batch)
+            yield self._rows(batch, report)
 
-    def _rows(self, batch: list[Located]) -> Prepared:
+    def _rows(self, batch: list[Located], report: IngestReport | None = None) -> Prepared:
+        """The batch's combined rows. An event whose transform fails is left out and rejected
+        (into ``report``); if combining the batch fails, each event is combined alone to find
+        the ones that cannot be."""
         rows = Rows()
+        kept: list[Located] = []
         for located in batch:
+            try:
+                rows.extend(transform(located.event, self.facet_max_bytes))
+            except Exception as e:
+                self._reject(report, located, "could not be transformed", e)
+                continue
+            kept.append(located)
+        try:
+            return Prepared(kept, Plan(combine(rows)))
+        except Exception:
+            log.exception("combining a batch of %d events failed; combining each alone", len(kept))
+        alone = []
+        for located in kept:
+            try:
+                Plan(combine(transform(located.event, self.facet_max_bytes)))
+            except Exception as e:
+                self._reject(report, located, "could not be combined", e)
+                continue
+            alone.append(located)
+        rows = Rows()
+        for located in alone:
             rows.extend(transform(located.event, self.facet_max_bytes))
-        return Prepared(batch, Plan(combine(rows)))
+        return Prepared(alone, Plan(combine(rows)))
+
+    @staticmethod
+    def _reject(report: IngestReport | None, located: Located, what: str, e: Exception) -> None:
+        log.exception("the event at %s %s", located.where, what)
+        if report is not None:
+            report.rejected.append(Rejection(located.where, (f"{what}: {_describe(e)}",)))
 
     def load(self, prepared: Prepared, report: IngestReport) -> None:
         """Write one prepared batch in one transaction (split until a refused event is alone)."""
         self._load(prepared.batch, report, prepared.plan)
 
     def _load(self, batch: list[Located], report: IngestReport, plan: Plan | None = None) -> None:
+        if not batch:
+            return
         if plan is None:
-            plan = self._rows(batch).plan
+            prepared = self._rows(batch, report)
+            batch, plan = prepared.batch, prepared.plan
+            if not batch:
+                return
         try:
             duplicates = load(self.graph, plan)
-        except QueryError as e:
+        except DatabaseUnavailable:
+            raise  # nothing is wrong with the events: the caller holds them and retries
+        except Exception as e:  # the driver's OverflowError and TypeError too, not only Neo4j's
+            if isinstance(e, TooLarge):
+                report.too_large += 1
             if len(batch) == 1:
-                log.warning("event at %s could not be loaded: %s", batch[0].where, e)
-                report.rejected.append(Rejection(batch[0].where, (f"could not be loaded: {e}",)))
+                log.warning("event at %s could not be loaded: %s", batch[0].where, _describe(e))
+                report.rejected.append(Rejection(batch[0].where,
+                                                 (f"could not be loaded: {_describe(e)}",)))
                 return
+            log.warning("a batch of %d events was refused (%s); splitting it", len(batch),
+                        type(e).__name__)
             half = len(batch) // 2
             self._load(batch[:half], report)
             self._load(batch[half:], report)
@@ -162,3 +213,9 @@ class Ingester:
         report.loaded += len(batch) - duplicates
         report.jobs |= {(r["jobNamespace"], r["jobName"])
                         for r in plan.rows.job_reads + plan.rows.job_writes}
+
+
+def _describe(e: BaseException) -> str:
+    """An exception as a reason: its kind and message, bounded (a message may quote the event)."""
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 1000 else text[:1000] + "…"

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ingest.bounds import NotJson, loads
+
 
 @dataclass(frozen=True)
 class RawItem:
@@ -28,7 +30,11 @@ def read_payload(text: str, source: str) -> list[RawItem]:
     if not stripped:
         return [RawItem(source, error="empty payload")]
     try:
-        whole = json.loads(stripped)
+        whole = loads(stripped)
+    except NotJson as e:
+        return [RawItem(source, error=f"invalid JSON: {e}")]
+    except RecursionError:
+        return [RawItem(source, error="JSON nested too deeply")]
     except json.JSONDecodeError as first_error:
         if "\n" in stripped:
             return _read_ndjson(stripped, source)
@@ -45,9 +51,13 @@ def _read_ndjson(text: str, source: str) -> list[RawItem]:
             continue
         where = f"{source}:{number}"
         try:
-            items.append(RawItem(where, obj=json.loads(line)))
+            items.append(RawItem(where, obj=loads(line)))
         except json.JSONDecodeError as e:
             items.append(RawItem(where, error=_json_error(e)))
+        except NotJson as e:
+            items.append(RawItem(where, error=f"invalid JSON: {e}"))
+        except RecursionError:
+            items.append(RawItem(where, error="JSON nested too deeply"))
     # A pretty-printed single object spread over lines is not NDJSON: report it as one error.
     parsed = [item.obj for item in items if item.error is None]
     if not parsed or any(not isinstance(obj, dict) for obj in parsed):

@@ -14,7 +14,8 @@ _ISO = re.compile(
 def parse_time(value: object) -> datetime:
     """Parse an ISO 8601 timestamp with 0–9 fractional digits and any offset; naive means UTC.
 
-    Raises ValueError with the offending value. Digits past microseconds are dropped.
+    Raises ValueError with the offending value (also for a time that falls outside the years
+    1-9999 once converted to UTC). Digits past microseconds are dropped.
     """
     if not isinstance(value, str):
         raise ValueError(f"expected an ISO 8601 string, got {type(value).__name__}")
@@ -27,7 +28,10 @@ def parse_time(value: object) -> datetime:
     local = datetime(
         int(year), int(month), int(day), int(hour), int(minute), int(second or 0), micros, tz
     )
-    return local.astimezone(UTC)
+    try:
+        return local.astimezone(UTC)
+    except OverflowError as e:  # 9999-12-31T23:59-23:59 is past year 9999 in UTC
+        raise ValueError(f"{value!r} is outside the years 1-9999 once converted to UTC") from e
 
 
 def _offset(zone: str) -> timezone:

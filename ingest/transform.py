@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from ingest.facets import capped_json, facet_props, lift, live, redact
+from ingest.facets import capped_json, facet_props, lift, live
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
 
@@ -174,7 +174,7 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
     lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
     lift(facets, "dataSource", props, lambda f: {
         "dataSourceName": f.get("name"),
-        "dataSourceUri": redact(f.get("uri"))},
+        "dataSourceUri": f.get("uri")},
         ("dataSourceName", "dataSourceUri"))
     lift(facets, "lifecycleStateChange", props,
          lambda f: {"lifecycleState": f["lifecycleStateChange"]}, ("lifecycleState",))

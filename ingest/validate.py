@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from typing_extensions import TypedDict
 
 from ingest import codec
+from ingest.bounds import problems
+from ingest.secrets import scrub
 from ingest.times import parse_time
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
@@ -208,7 +210,7 @@ class ValidEvent:
     """An event that passed validation: its kind, normalised time and identity digest."""
 
     kind: str  # RunEvent, JobEvent or DatasetEvent
-    raw: dict[str, Any]
+    raw: dict[str, Any]  # the event as received, scrubbed of secrets (ingest.secrets)
     time: datetime
     time_raw: str
     run_id: str | None
@@ -226,9 +228,12 @@ def event_digest(raw: dict[str, Any]) -> str:
 
 
 def validate(obj: Any) -> ValidEvent | list[str]:
-    """Return a ValidEvent, or the list of reasons why ``obj`` is rejected."""
+    """Return a ValidEvent (its ``raw`` scrubbed of secrets), or the reasons ``obj`` is rejected."""
     if not isinstance(obj, dict):
         return [f"an event must be a JSON object, got {type(obj).__name__}"]
+    unstorable = problems(obj)
+    if unstorable:
+        return unstorable
     reasons: list[str] = []
     kind = _kind(obj)
     if kind is None:
@@ -262,7 +267,7 @@ def validate(obj: Any) -> ValidEvent | list[str]:
             _check_dataset(ds, f"{side}[{i}]", reasons)
     if reasons or event_time is None:
         return reasons
-    return ValidEvent(kind, obj, event_time, str(time_raw), run_id, event_type)
+    return ValidEvent(kind, scrub(obj), event_time, str(time_raw), run_id, event_type)
 
 
 def _kind(obj: dict[str, Any]) -> str | None:

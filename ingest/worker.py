@@ -4,13 +4,20 @@ Each batch goes through the same validation, transform and loader as ``lineage i
 worker records its position in the log only after Neo4j has committed the batch: a crash at any
 point means the batch is applied again, and since every write is an idempotent MERGE on natural
 keys (with event digests recognising re-sent events) the graph ends the same (at-least-once
-delivery, exactly-once effect). Neo4j down or restarting: the worker waits with backoff and holds
-its position; nothing is dropped. An event that validates but cannot be loaded goes to the dead
-letters with its reason, and the rest of its batch goes on.
+delivery, exactly-once effect). Neo4j down or restarting, or the log briefly unwritable: the
+worker waits with backoff and holds its position; nothing is dropped. An event that validates but
+cannot be loaded goes to the dead letters with its reason, and the rest of its batch goes on.
+
+No event can stop the worker: a batch Neo4j refuses is split until the refused event is alone (see
+:mod:`ingest.pipeline`), and if anything else goes wrong with a batch the worker takes the events
+of that batch one at a time, dead-lettering the one that fails. A batch refused for its size makes
+the worker's batches smaller (halved, at least one event); they grow back a quarter at a time
+after batches that pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -21,7 +28,7 @@ from dataclasses import dataclass
 
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
-from ingest.log import Entry, SQLiteLog
+from ingest.log import Entry, LogError, SQLiteLog
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem
 
@@ -47,24 +54,53 @@ class Worker:
                  batch_bytes: int = 16 * 1024 * 1024) -> None:
         self.graph = graph
         self.log = events
-        self.batch = batch
+        self.batch = batch  # the configured bounds of a micro-batch
         self.batch_bytes = batch_bytes
         self.facet_max_bytes = facet_max_bytes
         self.consumer = consumer
+        self.limit = batch  # the bounds in force: smaller after a batch refused for its size
+        self.limit_bytes = batch_bytes
+        self._one_by_one_until = 0  # after an unexpected failure: single events up to this seq
 
     def lag(self) -> int:
         return self.log.last_seq() - self.log.position(self.consumer)
 
     def run_once(self) -> BatchResult | None:
         """Load the next micro-batch, if any. Raises DatabaseUnavailable with the position held."""
-        pending = self._prepare(self.log.position(self.consumer))
-        return None if pending is None else self._apply(pending)
+        return self._guarded(lambda: self._prepare(self.log.position(self.consumer)))
+
+    def _guarded(self, prepare: Callable[[], _Pending | None],
+                 apply: Callable[[_Pending], BatchResult] | None = None) -> BatchResult | None:
+        """Prepare and apply one batch; an unexpected error (a bug, not Neo4j being away) makes
+        the worker take that batch's events one at a time, and a single event that still fails
+        is dead-lettered: no event stops the worker."""
+        pending: _Pending | None = None
+        try:
+            pending = prepare()
+            return None if pending is None else (apply or self._apply)(pending)
+        except (DatabaseUnavailable, LogError):
+            raise
+        except Exception as e:
+            position = self.log.position(self.consumer)
+            if pending is None or len(pending.entries) > 1:
+                end = pending.entries[-1].seq if pending else position + self.limit
+                log.exception("a batch after seq %d failed; taking its events one at a time",
+                              position)
+                self._one_by_one_until = max(self._one_by_one_until, end)
+                return None
+            entry = pending.entries[0]
+            log.exception("event seq %d could not be loaded; dead-lettered", entry.seq)
+            self.log.add_dead_letter(entry.seq, entry.event,
+                                     f"could not be loaded: {type(e).__name__}: {e}"[:2000])
+            self.log.commit(self.consumer, entry.seq)
+            return BatchResult(1, 0, 0, 1, 0.0)
 
     def _prepare(self, position: int) -> _Pending | None:
         """Read the micro-batch after ``position`` and do its CPU work (validate, transform)."""
         # bounded in events and in bytes: a backlog of large events stays a transaction Neo4j's
         # heap can hold
-        entries = self.log.read(position, self.batch, self.batch_bytes)
+        limit = 1 if position < self._one_by_one_until else self.limit
+        entries = self.log.read(position, limit, self.limit_bytes)
         if not entries:
             return None
         started = time.perf_counter()
@@ -86,6 +122,7 @@ class Worker:
             seq = int(rejection.where.removeprefix("log#"))
             self.log.add_dead_letter(seq, by_seq[seq].event, "; ".join(rejection.reasons))
         self.log.commit(self.consumer, entries[-1].seq)  # only after Neo4j committed
+        self._adapt(len(entries), report.too_large)
         # the batch's own work: its preparation (perhaps done ahead, while the previous batch was
         # written) and its write, not the time it waited for its turn
         seconds = pending.prepare_seconds + time.perf_counter() - started
@@ -96,6 +133,18 @@ class Worker:
                  "dead_letters_total": len(report.rejected),
                  "batch_seconds_total": seconds})
         return BatchResult(len(entries), report.loaded, report.duplicates, len(report.rejected), seconds)
+
+    def _adapt(self, events: int, too_large: int) -> None:
+        """Halve the batch bounds after a batch Neo4j refused for its size; grow them back by a
+        quarter after a full batch that passed whole."""
+        if too_large:
+            self.limit = max(1, events // 2)
+            self.limit_bytes = max(64 * 1024, self.limit_bytes // 2)
+            log.warning("Neo4j refused a batch of %d events for its size: batches are now at most "
+                        "%d events and %d bytes", events, self.limit, self.limit_bytes)
+        elif events >= self.limit and (self.limit < self.batch or self.limit_bytes < self.batch_bytes):
+            self.limit = min(self.batch, self.limit + max(1, self.limit // 4))
+            self.limit_bytes = min(self.batch_bytes, self.limit_bytes + self.limit_bytes // 4)
 
     def run(self, stop: threading.Event, poll: float = 0.2,
             on_batch: Callable[[BatchResult], None] = lambda r: None) -> None:
@@ -124,29 +173,65 @@ class Worker:
         ahead: Future[_Pending | None] | None = None
         with ThreadPoolExecutor(1, thread_name_prefix="worker-prepare") as pool:
             while not stop.is_set():
-                pending = ahead.result() if ahead is not None else self._prepare(
-                    self.log.position(self.consumer))
-                ahead = None
-                if pending is None:
-                    stop.wait(poll)
-                    continue
-                ahead = pool.submit(self._prepare, pending.entries[-1].seq)
+                loop = _Turn(self, pool, ahead)
                 try:
-                    result = self._apply(pending)
-                except DatabaseUnavailable as e:
-                    ahead.cancel()
+                    result = self._guarded(loop.prepare, loop.apply)
+                except (DatabaseUnavailable, LogError) as e:
+                    loop.drop_ahead()
                     ahead = None
                     failures += 1
                     wait = min(30.0, 0.5 * 2 ** min(failures, 6))
-                    log.warning("Neo4j unavailable (%s); holding position, retrying in %.1f s", e, wait)
-                    self.log.set_stats({"neo4j_unavailable": 1})
+                    what = "Neo4j" if isinstance(e, DatabaseUnavailable) else "the event log"
+                    log.warning("%s unavailable (%s); holding position, retrying in %.1f s",
+                                what, e, wait)
+                    if isinstance(e, DatabaseUnavailable):
+                        self._set_stats_quietly({"neo4j_unavailable": 1})
                     stop.wait(wait)
                     continue
+                if result is None:
+                    loop.drop_ahead()  # nothing to do, or the batch is retried one at a time
+                    ahead = None
+                    if loop.found is None:
+                        stop.wait(poll)
+                    continue
+                ahead = loop.ahead
                 if failures:
-                    log.warning("Neo4j is back; resuming")
-                    self.log.set_stats({"neo4j_unavailable": 0})
+                    log.warning("resuming")
+                    self._set_stats_quietly({"neo4j_unavailable": 0})
                     failures = 0
                 on_batch(result)
+
+    def _set_stats_quietly(self, values: dict[str, float]) -> None:
+        with contextlib.suppress(LogError):
+            self.log.set_stats(values)
+
+
+class _Turn:
+    """One turn of the run loop: the batch prepared ahead (or read now), applied while the next
+    one is prepared in the pool, unless the worker is taking events one at a time."""
+
+    def __init__(self, worker: Worker, pool: ThreadPoolExecutor,
+                 given: Future[_Pending | None] | None) -> None:
+        self.worker, self.pool, self.given = worker, pool, given
+        self.found: _Pending | None = None
+        self.ahead: Future[_Pending | None] | None = None
+
+    def prepare(self) -> _Pending | None:
+        w = self.worker
+        self.found = (self.given.result() if self.given is not None
+                      else w._prepare(w.log.position(w.consumer)))
+        return self.found
+
+    def apply(self, pending: _Pending) -> BatchResult:
+        w = self.worker
+        if pending.entries[-1].seq >= w._one_by_one_until:
+            self.ahead = self.pool.submit(w._prepare, pending.entries[-1].seq)
+        return w._apply(pending)
+
+    def drop_ahead(self) -> None:
+        if self.ahead is not None:
+            self.ahead.cancel()  # a running preparation finishes and is dropped
+            self.ahead = None
 
 
 @dataclass

@@ -1,0 +1,114 @@
+"""What an accepted event may hold: values the event log, Neo4j and the worker can always store.
+
+Checked once per event at the door (the HTTP API and file reading, through ``validate``), so that
+an event that is acknowledged can always be loaded or dead-lettered, never stop the worker:
+
+* nesting at most :data:`MAX_DEPTH` levels (the event object is level 1): facet redaction, the
+  JSON encoders and the driver then never run out of stack;
+* integers within Neo4j's 64-bit range (the driver raises ``OverflowError`` on anything wider, for
+  every event of the transaction);
+* strings and keys that are valid Unicode text (a lone UTF-16 surrogate such as ``"\\ud800"``
+  cannot be encoded as UTF-8, so neither the log nor Neo4j can store it);
+* finite numbers (``NaN``, ``Infinity`` and ``1e999`` are not JSON; the log would write them as
+  ``null``).
+
+The walk is iterative and stops at the first problems it finds; it costs about 8 us for a 2 KB
+event. Paths are only worked out for an event that fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_DEPTH = 64
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+_MAX_REASONS = 5
+
+
+class NotJson(ValueError):
+    """A JSON text uses a constant JSON does not have (NaN, Infinity)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotJson(f"{name} is not a JSON value")
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def problems(event: Any) -> list[str]:
+    """Why ``event`` cannot be stored as it is, each reason with the path of its field; [] if fine."""
+    if _fine(event):
+        return []
+    return _explain(event)
+
+
+def _bad_scalar(value: Any, kind: type) -> str | None:
+    if kind is str:
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return (f"not valid Unicode text: lone surrogate {value[e.start]!r} at character "
+                    f"{e.start} (send UTF-8 text; escape binary data)")
+        return None
+    if kind is int:
+        if INT_MIN <= value <= INT_MAX:
+            return None
+        return (f"integer {value} is beyond the 64-bit range Neo4j stores "
+                f"({INT_MIN}..{INT_MAX}); send it as a string")
+    if kind is float and not math.isfinite(value):
+        return f"number {value} is not finite"
+    return None
+
+
+def _fine(event: Any) -> bool:
+    """The fast walk: no paths, stops at the first problem."""
+    stack = [(event, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value, depth = pop()
+        if depth > MAX_DEPTH:
+            return False
+        children = value.items() if type(value) is dict else enumerate(value)
+        for key, child in children:
+            if type(key) is str and not key.isascii() and _bad_scalar(key, str):
+                return False
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+            elif kind is str:
+                if not child.isascii() and _bad_scalar(child, str):
+                    return False
+            elif (kind is int or kind is float) and _bad_scalar(child, kind):
+                return False
+    return True
+
+
+def _explain(event: Any) -> list[str]:
+    """The slow walk, for an event that failed the fast one: each problem with its path."""
+    reasons: list[str] = []
+    stack: list[tuple[Any, int, str]] = [(event, 1, "")]
+    while stack and len(reasons) < _MAX_REASONS:
+        value, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            reasons.append(f"{path or '(event)'}: nested deeper than {MAX_DEPTH} levels, the "
+                           "limit for an event")
+            continue
+        children = value.items() if type(value) is dict else enumerate(value)
+        for key, child in children:
+            where = f"{path}[{key}]" if type(key) is int else f"{path}.{key}" if path else str(key)
+            if type(key) is str and (bad := _bad_scalar(key, str)):
+                reasons.append(f"{where.encode('utf-8', 'backslashreplace').decode()}: key {bad}")
+                continue
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1, where))
+            elif bad := _bad_scalar(child, kind):
+                reasons.append(f"{where.encode('utf-8', 'backslashreplace').decode()}: {bad}")
+    return reasons[:_MAX_REASONS] or ["event cannot be stored"]
