@@ -1,0 +1,242 @@
+"""Issue 17, items 1 and 2: no event, accepted or not, stops ingestion or wedges the event log.
+
+Against a real API (uvicorn on loopback), the real worker and the real Neo4j."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ingest.pipeline as pipeline_module
+from api.app import create_app
+from graph.db import Graph
+from graph.settings import Settings
+from ingest.bounds import MAX_DEPTH
+from ingest.log import SQLiteLog
+from ingest.worker import CONSUMER, Worker
+from tests.helpers import dataset, new_run_id, rows, run_event
+
+pytestmark = pytest.mark.integration
+BIG = 1180591620717411303424  # 2**70
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> SQLiteLog:
+    return SQLiteLog(tmp_path / "events.db")
+
+
+@pytest.fixture
+def url(graph: Graph, log: SQLiteLog) -> Iterator[str]:
+    """A real uvicorn server on loopback with the app on the test graph and log."""
+    import uvicorn
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _post(url: str, body: bytes, ctype: str = "application/json") -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(f"{url}/api/v1/lineage", data=body, method="POST",
+                                 headers={"Content-Type": ctype})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def _good(name: str) -> dict[str, Any]:
+    return run_event("COMPLETE", new_run_id(), name, outputs=[dataset(f"{name}_out", columns=["a"])])
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+def _poisons() -> dict[str, dict[str, Any]]:
+    """Events each of which stopped the worker for ever before issue 17."""
+    def out(**facets: Any) -> dict[str, Any]:
+        return run_event("COMPLETE", new_run_id(), "poison", outputs=[{
+            "namespace": "ns", "name": "poisoned", **facets}])
+    return {
+        "rowCount beyond 64 bits": out(outputFacets={"outputStatistics": {"rowCount": BIG}}),
+        "2**64 - 1 (orjson takes it)": out(outputFacets={"outputStatistics": {"size": 2**64 - 1}}),
+        "below -2**63": out(outputFacets={"outputStatistics": {"rowCount": -(2**63) - 1}}),
+        "dataQualityMetrics": run_event("COMPLETE", new_run_id(), "poison", inputs=[{
+            "namespace": "ns", "name": "in", "inputFacets": {"dataQualityMetrics": {"rowCount": BIG}}}]),
+        "dataSource.name": out(facets={"dataSource": {"name": BIG, "uri": "x"}}),
+        "600 deep custom facet": run_event("COMPLETE", new_run_id(), "poison",
+                                           run_facets={"custom": _nested(600)}),
+        "lone surrogate": run_event("COMPLETE", new_run_id(), "poison \ud800"),
+        "surrogate in a key": run_event("COMPLETE", new_run_id(), "poison",
+                                        run_facets={"custom": {"k\udfff": 1}}),
+    }
+
+
+def _drain(graph: Graph, log: SQLiteLog) -> Worker:
+    worker = Worker(graph, log)
+    for _ in range(100):
+        if worker.lag() == 0:
+            break
+        worker.run_once()
+    assert worker.lag() == 0, "the worker did not get through the log"
+    return worker
+
+
+def _jobs(graph: Graph) -> set[str]:
+    return {r["n"] for r in rows(graph, "MATCH (j:Job) RETURN j.name AS n")}
+
+
+def test_each_poison_event_among_good_ones_is_refused_with_its_path_and_the_good_ones_load(
+        url: str, graph: Graph, log: SQLiteLog) -> None:
+    poisons = _poisons()
+    body: list[Any] = []
+    for i, event in enumerate(poisons.values()):
+        body += [_good(f"good_{i}"), event]
+    # json.dumps writes a lone surrogate as the escape \ud800, as a producer's JSON library would
+    status, answer = _post(url, json.dumps(body).encode())
+    assert status == 201, answer
+    assert answer["accepted"] == len(poisons)
+    rejected = {r["index"]: " ".join(r["reasons"]) for r in answer["rejected"]}
+    assert sorted(rejected) == [2 * i + 1 for i in range(len(poisons))]
+    reasons = list(rejected.values())
+    assert "outputs[0].outputFacets.outputStatistics.rowCount" in reasons[0] and "64-bit" in reasons[0]
+    assert "outputStatistics.size" in reasons[1] and "below" not in reasons[1]
+    assert "inputs[0].inputFacets.dataQualityMetrics.rowCount" in reasons[3]
+    assert "outputs[0].facets.dataSource.name" in reasons[4]
+    assert f"deeper than {MAX_DEPTH}" in reasons[5] and "run.facets.custom" in reasons[5]
+    assert "job.name" in reasons[6] and "surrogate" in reasons[6]
+    assert "surrogate" in reasons[7]
+    _drain(graph, log)
+    assert _jobs(graph) == {f"good_{i}" for i in range(len(poisons))}
+
+
+def test_non_finite_numbers_are_not_json(url: str) -> None:
+    good = json.dumps(_good("fine"))
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        status, answer = _post(url, f'{{"eventTime": {constant}}}'.encode())
+        assert status == 400 and constant in answer["error"], answer
+    status, answer = _post(url, ("[" + good + ',{"x": 1e999}]').encode())
+    assert status == 201 and "not finite" in " ".join(answer["rejected"][0]["reasons"])
+
+
+def test_poison_events_already_in_the_log_are_dead_lettered_and_the_worker_goes_on(
+        graph: Graph, log: SQLiteLog) -> None:
+    """A log written before the checks (or with LINEAGE_LOG_RAW_EVENTS) still holds such events:
+    the worker dead-letters each and loads everything after it."""
+    poisons = [e for name, e in _poisons().items() if "surrogate" not in name]  # not encodable
+    events: list[Any] = []
+    for i, event in enumerate(poisons):
+        events += [_good(f"good_{i}"), event]
+    log.append(events)
+    _drain(graph, log)
+    assert _jobs(graph) == {f"good_{i}" for i in range(len(poisons))}
+    letters = log.dead_letters()
+    assert [d.seq for d in letters] == [2 * i + 2 for i in range(len(poisons))]
+    assert all(d.reason for d in letters)
+
+
+def test_an_event_that_breaks_the_transform_is_dead_lettered_alone(
+        graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever goes wrong with one event's preparation (a bug of ours) costs that event only."""
+    real = pipeline_module.transform
+
+    def fragile(event: Any, cap: int = 16_384) -> Any:
+        if event.raw["job"]["name"] == "boom":
+            raise RuntimeError("transform bug")
+        return real(event, cap)
+
+    monkeypatch.setattr(pipeline_module, "transform", fragile)
+    log.append([_good("a"), _good("boom"), _good("b")])
+    _drain(graph, log)
+    assert _jobs(graph) == {"a", "b"}
+    [letter] = log.dead_letters()
+    assert letter.seq == 2 and "RuntimeError: transform bug" in letter.reason
+
+
+def test_a_batch_failing_for_an_unexpected_reason_is_taken_one_event_at_a_time(
+        graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even an error outside the pipeline's own handling (here: in writing the dead letters of a
+    batch) does not stop the worker: the batch is retried one event at a time."""
+    log.append([_good("one"), _good("two"), {"not": "an event"}, _good("three")])
+    real = log.add_dead_letter
+    calls = {"n": 0}
+
+    def flaky(seq: int, event: Any, reason: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("unexpected")
+        real(seq, event, reason)
+
+    monkeypatch.setattr(log, "add_dead_letter", flaky)
+    _drain(graph, log)
+    assert _jobs(graph) == {"one", "two", "three"}
+    assert [d.seq for d in log.dead_letters()] == [3]
+    assert log.position(CONSUMER) == 4
+
+
+def test_lone_surrogates_under_concurrent_load_fail_alone_and_leave_the_log_usable(
+        url: str, graph: Graph, log: SQLiteLog, tmp_path: Path) -> None:
+    """48 clients post good events while three post lone surrogates: every good request is 201,
+    each bad one 400 with the reason; another process's log connection and the worker go on."""
+    bad = json.dumps(run_event("COMPLETE", new_run_id(), "x", run_facets={"c": {"x": "\ud800"}}))
+
+    def client(k: int) -> tuple[int, int, dict[str, Any]]:
+        if k % 17 == 5:
+            status, answer = _post(url, bad.encode())
+        else:
+            status, answer = _post(url, json.dumps([_good(f"c{k}_{j}") for j in range(3)]).encode())
+        return k, status, answer
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(client, range(51)))
+    bad_ones = [r for r in results if r[0] % 17 == 5]
+    good_ones = [r for r in results if r[0] % 17 != 5]
+    assert len(bad_ones) == 3 and len(good_ones) == 48
+    assert all(s == 400 and "surrogate" in json.dumps(a) for _, s, a in bad_ones)
+    assert all(s == 201 and a["accepted"] == 3 for _, s, a in good_ones), good_ones
+    other = SQLiteLog(log.path)  # another process's connection: not blocked by a stuck transaction
+    assert other.writable() and other.count() == 144
+    status, _ = _post(url, json.dumps(_good("after")).encode())
+    assert status == 201
+    with urllib.request.urlopen(f"{url}/ready", timeout=10) as r:
+        assert r.status == 200
+    _drain(graph, log)
+    assert len(_jobs(graph)) == 145
+
+
+def test_a_log_append_that_fails_midway_rolls_back_and_the_log_stays_usable(log: SQLiteLog) -> None:
+    """Whatever an append raises, its transaction is rolled back: nothing half-written, and the
+    same connection and others can append at once."""
+    with pytest.raises(UnicodeEncodeError):  # what a lone surrogate did in the API before
+        log.append_encoded(['{"a":1}', '"\ud800"'])
+    assert log.count() == 0
+    assert log.append([{"b": 2}]) == [1]
+    assert SQLiteLog(log.path).append([{"c": 3}]) == [2]
