@@ -19,6 +19,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from api.auth import Tokens, is_loopback, parse_tokens
+from api.guard import Guard
 from api.metrics import Counters, render
 from api.receive import BodyError, check_media_type, parse
 from graph.db import Graph
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     )
     app.state.settings = settings
     app.state.tokens = tokens
+    app.add_middleware(Guard, tokens=tokens)
     _errors(app)
 
     read = Depends(_require(tokens, "read"))
@@ -88,7 +90,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     Offset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.")]
 
     @app.get("/health", tags=["ops"], summary="Alive")
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
+        # async: answered on the event loop at once, never queued behind busy worker threads
         return {"status": "ok"}
 
     @app.post(f"{API}/lineage", tags=["ingest"], status_code=201,
@@ -285,6 +288,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     @app.get(f"{API}/lineage", tags=["marquez"], dependencies=[read],
              summary="Marquez-compatible lineage graph around a dataset or job")
     def lineage(graph: G, node_id: Annotated[str, Query(alias="nodeId", min_length=3,
+                max_length=lg.MAX_NODE_ID,
                 description="dataset:NAMESPACE:NAME or job:NAMESPACE:NAME")],
                 depth: Depth = None) -> Any:
         return _bad_node(lambda: lg.lineage(graph, node_id, depth))
@@ -292,6 +296,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     @app.get(f"{API}/column-lineage", tags=["marquez"], dependencies=[read],
              summary="Marquez-compatible column lineage around a field (or all fields of a dataset)")
     def column_lineage(graph: G, node_id: Annotated[str, Query(alias="nodeId", min_length=3,
+                       max_length=lg.MAX_NODE_ID,
                        description="datasetField:NAMESPACE:DATASET:FIELD or dataset:NAMESPACE:NAME")],
                        depth: Depth = None,
                        with_downstream: Annotated[bool, Query(alias="withDownstream")] = False) -> Any:

@@ -24,10 +24,17 @@ from typing import Any
 from graph.db import Graph
 from graph.errors import LineageError, NotFound
 from impact.blast_radius import _native, dataset_blast_radius, require_column, require_dataset
+from impact.change_doc import (
+    OPS,
+    ChangeList,
+    ColumnList,
+    DocumentError,
+    EventChange,
+    SqlChange,
+    validated,
+)
 
 SEVERITY = {"SAFE": 0, "RISKY": 1, "BREAKING": 2}
-OPS = ("drop_column", "rename_column", "retype_column", "add_column", "drop_dataset",
-       "rename_dataset", "remove_input")
 
 
 class CheckInputError(LineageError):
@@ -84,19 +91,27 @@ class Report:
 # --- reading the proposed change ----------------------------------------------------------------
 
 def parse_change(doc: Any, graph: Graph) -> list[Change]:
-    """Changes from a change file, an OpenLineage event, a column list, or a SQL statement."""
+    """Changes from a change file, an OpenLineage event, a column list, or a SQL statement.
+
+    The document is first checked against the model of its kind (impact.change_doc)."""
+    try:
+        return _parse_change(doc, graph)
+    except DocumentError as e:
+        raise CheckInputError(str(e)) from e
+
+
+def _parse_change(doc: Any, graph: Graph) -> list[Change]:
     if isinstance(doc, dict) and "changes" in doc:
-        items = doc["changes"]
-        if not isinstance(items, list) or not items:
-            raise CheckInputError("'changes' must be a non-empty list")
+        items = validated(ChangeList, doc)["changes"]
         return [_explicit(i, item) for i, item in enumerate(items)]
     if isinstance(doc, dict) and "sql" in doc:
-        return _from_sql(doc, graph)
+        return _from_sql(validated(SqlChange, doc), graph)
     if isinstance(doc, dict) and "columns" in doc:
+        doc = validated(ColumnList, doc)
         ns, name = _ref(doc, "the column list")
         return _diff(graph, ns, name, _columns(doc["columns"]))
     if isinstance(doc, dict) and ("eventTime" in doc or "job" in doc or "dataset" in doc):
-        return _from_event(doc, graph)
+        return _from_event(validated(EventChange, doc), graph)
     raise CheckInputError("unrecognised change: expected {changes: [...]}, an OpenLineage event, "
                           "{namespace, dataset, columns}, or {job, sql}")
 
@@ -140,7 +155,7 @@ def _columns(value: Any) -> dict[str, str | None]:
         if isinstance(c, str):
             out[c] = None
         elif isinstance(c, dict) and isinstance(c.get("name"), str):
-            out[c["name"]] = c.get("type")
+            out[c["name"]] = c.get("type") if isinstance(c.get("type"), str) else None
         else:
             raise CheckInputError(f"column {c!r}: expected a name or {{name, type}}")
     return out

@@ -31,7 +31,7 @@ def shop(graph: Graph) -> Graph:
 
 def _client(graph: Graph, tokens: str | None = None, client: tuple[str, int] = LOCAL) -> TestClient:
     settings = Settings(api_tokens=tokens, api_max_page=3)
-    return TestClient(create_app(settings, graph), client=client)
+    return TestClient(create_app(settings, graph), client=client, base_url="http://localhost")
 
 
 @pytest.fixture

@@ -176,7 +176,8 @@ def test_cli_exit_codes_and_formats(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_api_check(scenario: Graph) -> None:
-    with TestClient(create_app(Settings(), scenario), client=("127.0.0.1", 1)) as c:
+    with TestClient(create_app(Settings(), scenario), client=("127.0.0.1", 1),
+                    base_url="http://localhost") as c:
         r = c.post("/api/v1/impact/check", json={"changes": [
             {"op": "add_column", "namespace": "ns", "dataset": "raw_users", "column": "phone"}]})
         assert r.status_code == 200 and r.json()["verdict"] == "SAFE"

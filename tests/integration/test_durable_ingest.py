@@ -46,6 +46,7 @@ def log(tmp_path: Path) -> SQLiteLog:
 def _client(graph: Graph, log: SQLiteLog, tokens: str | None = None, limit: int = 1024 * 1024,
             client: tuple[str, int] = LOCAL) -> TestClient:
     return TestClient(create_app(Settings(api_tokens=tokens, max_body_bytes=limit), graph, log),
+                      base_url="http://localhost",
                       client=client)
 
 

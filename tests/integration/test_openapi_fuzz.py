@@ -32,7 +32,8 @@ def api_schema(graph: Graph, tmp_path: Path):  # type: ignore[no-untyped-def]
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
     app = create_app(Settings(api_tokens=f"{TOKEN}:write", max_body_bytes=1024 * 1024), graph,
                      SQLiteLog(tmp_path / "events.db"))
-    return schemathesis.openapi.from_asgi("/openapi.json", app)
+    return schemathesis.openapi.from_asgi("/openapi.json", app,
+                                          headers={"Authorization": f"Bearer {TOKEN}"})
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)

@@ -1,0 +1,96 @@
+"""The HTTP guard in front of every route: which Host, Origin and token a request needs.
+
+Without API tokens the API serves loopback clients only (``api.auth``), and a loopback client can
+still be a browser tricked by another site:
+
+* DNS rebinding: a page of ``attacker.example`` whose name now resolves to 127.0.0.1 talks to us
+  with ``Host: attacker.example:5000``. Only loopback host names are served in this mode
+  (``localhost``, ``127.0.0.0/8``, ``[::1]``), 421 otherwise.
+* Cross-site writes: a page elsewhere posting to ``http://127.0.0.1:5000``. A request that
+  changes something (any method but GET, HEAD, OPTIONS) is refused (403) when its ``Origin`` is
+  not a loopback origin, or when the browser marks it ``Sec-Fetch-Site: cross-site``.
+
+With tokens, a browser cannot send a bearer token on its own, so neither applies; instead the
+metrics and the API's own description (``/metrics``, ``/docs``, ``/redoc``, ``/openapi.json``) need
+a read token like every question. ``/health`` and ``/ready`` stay open in both modes.
+
+A pure ASGI middleware: it adds no per-request cost beyond a few header look-ups (FastAPI's
+BaseHTTPMiddleware would have cost about a tenth of a one-event request).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from api.auth import Tokens, is_loopback
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+DESCRIBED = frozenset({"/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def host_of(value: str) -> str:
+    """The host name of a Host header or an origin, without port or brackets."""
+    netloc = value if "://" in value else f"//{value}"
+    try:
+        return urlsplit(netloc).hostname or ""
+    except ValueError:
+        return ""
+
+
+class Guard:
+    def __init__(self, app: App, tokens: Tokens) -> None:
+        self.app = app
+        self.tokens = tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        status, message, headers = refusal
+        body = json.dumps({"error": message}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode()), *headers]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _refusal(self, scope: Scope) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+                   if k.lower() in (b"host", b"origin", b"sec-fetch-site", b"authorization")}
+        path = scope.get("path", "")
+        if self.tokens.enabled:
+            if path in DESCRIBED:
+                return self._token_refusal(headers.get("authorization", ""))
+            return None
+        host = headers.get("host")
+        if host is not None and not is_loopback(host_of(host)):
+            return (421, f"Host {host!r} is not a loopback name: without API tokens only "
+                         "localhost, 127.0.0.0/8 and [::1] are served (set LINEAGE_API_TOKENS "
+                         "to serve other names)", [])
+        if scope.get("method", "GET") not in SAFE_METHODS:
+            origin = headers.get("origin")
+            if headers.get("sec-fetch-site") == "cross-site" or (
+                    origin is not None and origin != "null" and not is_loopback(host_of(origin))):
+                return (403, f"cross-site write refused (Origin {origin!r}): without API tokens "
+                             "only pages and clients on this machine may write", [])
+        return None
+
+    def _token_refusal(self, header: str) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        kind, _, token = header.partition(" ")
+        challenge = [(b"www-authenticate", b"Bearer")]
+        if kind.lower() != "bearer" or not token.strip():
+            return 401, "missing bearer token (Authorization: Bearer TOKEN)", challenge
+        if not self.tokens.allows(token.strip(), "read"):
+            return 401, "unknown token", challenge
+        return None
