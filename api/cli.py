@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -16,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from graph.errors import LineageError
+from graph.private import PRIVATE_UMASK
 from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -619,6 +621,7 @@ def serve_cmd(
 
     from api.app import create_app
     from api.auth import TokenConfigError, is_loopback, parse_tokens
+    from api.http_server import limited
     from ingest.pipeline import relax_gc
 
     settings = get_settings()
@@ -641,7 +644,9 @@ def serve_cmd(
     gc.freeze()
     relax_gc()
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    uvicorn.run(application, host=host, port=port, log_level="warning",
+                http=limited(settings.api_head_bytes, settings.api_max_headers,
+                             settings.api_idle_seconds))
 
 
 @app.command("worker")
@@ -936,6 +941,7 @@ def _print_up(settings: Settings) -> bool:
 def main() -> None:
     """Entry point of the ``lineage`` console script."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.umask(PRIVATE_UMASK)  # state, logs and exports are private to this user (graph.private)
     try:
         app()
     except LineageError as e:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.local_server import process_alive
+from graph.private import PRIVATE_UMASK, private_dir, private_file
 from graph.settings import Settings
 
 SERVICES = ("api", "worker")
@@ -48,12 +49,12 @@ def start(settings: Settings, name: str) -> Proc:
     if current.running:
         return current
     log = _log_file(settings, name)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    _pid_file(settings, name).parent.mkdir(parents=True, exist_ok=True)
+    private_dir(log.parent)
+    private_dir(_pid_file(settings, name).parent)
     args = [sys.executable, "-m", "api.cli", "serve" if name == "api" else "worker"]
-    with log.open("ab") as out:
+    with private_file(log).open("ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=os.environ.copy())
+                                start_new_session=True, env=os.environ.copy(), umask=PRIVATE_UMASK)
     _pid_file(settings, name).write_text(str(proc.pid))
     return Proc(name, proc.pid, True, log)
 

@@ -23,6 +23,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +32,7 @@ from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
+from graph.private import PRIVATE_UMASK, private_dir, private_file
 from graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -129,8 +131,10 @@ class LocalServer:
         return True
 
     def _write_conf(self) -> None:
+        private_dir(self.settings.state_dir, tighten=True)
+        private_dir(self.home, tighten=True)
         for sub in ("conf", "data", "logs", "run", "plugins", "import"):
-            (self.home / sub).mkdir(parents=True, exist_ok=True)
+            private_dir(self.home / sub, tighten=True)
         template = (resources.files("graph") / "conf" / "neo4j.conf.template").read_text("utf-8")
         text = template.format(
             home=self.home,
@@ -145,10 +149,13 @@ class LocalServer:
         if (self.home / "data" / "dbms" / "auth.ini").exists():
             return False
         password = new_password()
-        self.password_file.touch(mode=0o600, exist_ok=True)
-        os.chmod(self.password_file, 0o600)
-        self.password_file.write_text(password + "\n", encoding="utf-8")
-        done = self._java(_ADMIN, "dbms", "set-initial-password", password)
+        private_file(self.password_file).write_text(password + "\n", encoding="utf-8")
+        # The password never goes on a command line (where /proc/PID/cmdline shows it to every
+        # local user): neo4j-admin (picocli) reads its arguments from an @file, 0600 like the rest.
+        with tempfile.TemporaryDirectory(dir=self.home) as tmp:
+            args = private_file(Path(tmp) / "args")
+            args.write_text(f"dbms\nset-initial-password\n{password}\n", encoding="utf-8")
+            done = self._java(_ADMIN, f"@{args}")
         if done.returncode != 0:
             raise ServerError(f"setting the initial password failed:\n{done.stdout}{done.stderr}")
         return True
@@ -157,8 +164,10 @@ class LocalServer:
         java = _java_binary()
         env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.home / "conf"))
         cmd = [java, "-cp", f"{self.home / 'lib'}/*", f"-Dbasedir={self.home}", main, *args]
+        # umask 077: the store, auth.ini and the logs Neo4j writes are private to this user
         return subprocess.run(
-            cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False
+            cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False,
+            umask=PRIVATE_UMASK,
         )
 
     # -- lifecycle -------------------------------------------------------------------------------

@@ -54,6 +54,14 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
     """Largest POST body accepted (413 beyond); never below 1 MiB."""
 
+    api_head_bytes: int = Field(default=64 * 1024, ge=8 * 1024)
+    """Largest request head (request line and headers) served; 431 and the connection closed beyond."""
+    api_max_headers: int = Field(default=100, ge=16)
+    """Most header lines in a request; 431 beyond."""
+    api_idle_seconds: float = Field(default=20.0, gt=0)
+    """A connection whose client owes a request (none yet, half a head or half a body) and sends
+    nothing for this long is closed (408 when a request was under way)."""
+
     log_file: Path | None = None
     """The event log's SQLite file; default ``<state_dir>/log/events.db``."""
     log_raw_events: bool = False

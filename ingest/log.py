@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from graph.errors import LineageError
+from graph.private import private_dir, private_file
 from ingest import codec
 
 
@@ -110,7 +111,13 @@ class SQLiteLog:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # private before SQLite writes anything: its -wal and -shm files take the file's mode
+        private_dir(self.path.parent)
+        for existing in (self.path.with_name(self.path.name + "-wal"),
+                         self.path.with_name(self.path.name + "-shm")):
+            if existing.exists():  # left by an earlier version with the default mode
+                private_file(existing)
+        private_file(self.path)
         self._local = threading.local()
         with self._conn() as c:
             c.executescript(_SCHEMA)

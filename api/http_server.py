@@ -1,0 +1,116 @@
+"""The HTTP server under the API: uvicorn's httptools protocol with limits of its own.
+
+uvicorn reads a request's head whatever its size before the application sees it (a 64-256 MB
+header was read and parsed, blocking the event loop for minutes) and keeps a connection that sends
+nothing, half a head or half a body open for as long as the client likes. This protocol:
+
+* refuses a request head over ``head_bytes`` (64 KiB by default) or with more than ``headers``
+  header lines (100) with 431, before the parser has seen the excess, and closes the connection;
+* closes a connection on which the client, owing a request (nothing yet, a partial head or a
+  partial body), sends nothing for ``idle_seconds`` (20 s; 408 when a request was under way).
+  The clock restarts with every chunk received, so a slow but steady upload goes on, and stops
+  while the application works on a request it has whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+HEAD_BYTES = 64 * 1024
+HEADERS = 100
+IDLE_SECONDS = 20.0
+
+
+def _response(status: bytes, message: str) -> bytes:
+    body = message.encode()
+    return (b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
+
+
+class LimitedHttpProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol with bounded request heads and an idle timeout while a request is owed."""
+
+    head_bytes = HEAD_BYTES
+    headers_max = HEADERS
+    idle_seconds = IDLE_SECONDS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_seen = 0  # bytes of the current request head received so far
+        self._in_head = True
+        self._header_lines = 0
+        self._owed = True  # the client owes us (the rest of) a request
+        self._started = False  # some of a request has arrived
+        self._idle: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._owed:
+            self._arm()
+        if self._in_head:
+            end = data.find(b"\r\n\r\n")
+            head = len(data) if end < 0 else end + 4
+            if self._head_seen + head > self.head_bytes:
+                self._refuse(b"431 Request Header Fields Too Large",
+                             f"request head over {self.head_bytes} bytes")
+                return
+            # lines of the head: the request line, the headers and the empty line that ends them
+            self._header_lines += data.count(b"\n", 0, head)
+            if self._header_lines > self.headers_max + 2:
+                self._refuse(b"431 Request Header Fields Too Large",
+                             f"more than {self.headers_max} header lines")
+                return
+            self._head_seen += head
+            self._started = True
+            if end >= 0:
+                self._in_head = False
+        super().data_received(data)
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._owed = False
+        self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._head_seen, self._in_head, self._owed, self._started = 0, True, True, False
+        self._header_lines = 0
+        self._arm()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._idle = self.loop.call_later(self.idle_seconds, self._idle_out)
+
+    def _disarm(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _idle_out(self) -> None:
+        if self.transport.is_closing() or not self._owed:
+            return
+        if self._started and (self.cycle is None or not self.cycle.response_started):
+            self.transport.write(_response(b"408 Request Timeout",
+                                           f"no data for {self.idle_seconds:g} s"))
+        self.transport.close()
+
+    def _refuse(self, status: bytes, message: str) -> None:
+        self._disarm()
+        self.transport.write(_response(status, message))
+        self.transport.close()
+
+
+def limited(head_bytes: int, headers: int, idle_seconds: float) -> type[LimitedHttpProtocol]:
+    """The protocol class with these limits (uvicorn takes a class)."""
+    return type("ConfiguredHttpProtocol", (LimitedHttpProtocol,),
+                {"head_bytes": head_bytes, "headers_max": headers, "idle_seconds": idle_seconds})

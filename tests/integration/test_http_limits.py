@@ -1,0 +1,135 @@
+"""Issue 17, item 3: request heads are bounded and idle connections closed, by the protocol
+`lineage serve` runs (api.http_server), over real sockets on loopback; other clients keep being
+served meanwhile."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from api.app import create_app
+from api.http_server import limited
+from graph.db import Graph
+from graph.settings import Settings
+from ingest.log import SQLiteLog
+
+pytestmark = pytest.mark.integration
+IDLE = 1.0
+
+
+@pytest.fixture
+def port(graph: Graph, tmp_path: Path) -> Iterator[int]:
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = int(s.getsockname()[1])
+    config = uvicorn.Config(create_app(Settings(), graph, SQLiteLog(tmp_path / "events.db")),
+                            host="127.0.0.1", port=free, log_level="warning",
+                            http=limited(16 * 1024, 20, IDLE))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield free
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    return sock
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _health(port: int) -> float:
+    started = time.monotonic()
+    with _connect(port) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        assert b" 200 " in _read_all(sock).split(b"\r\n", 1)[0] + b" "
+    return time.monotonic() - started
+
+
+def test_a_huge_header_is_431_before_it_is_read_and_others_are_served(port: int) -> None:
+    with _connect(port) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ")
+        sent = 0
+        try:
+            while sent < 64 * 1024 * 1024:  # the server must stop reading long before this
+                sock.sendall(b"a" * 65536)
+                sent += 65536
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        answer = _read_all(sock)
+    assert sent < 8 * 1024 * 1024, f"the server read {sent} bytes of header"
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 431")
+    assert _health(port) < 2
+
+
+def test_too_many_header_lines_are_431(port: int) -> None:
+    with _connect(port) as sock:
+        head = b"GET /health HTTP/1.1\r\nHost: localhost\r\n" + b"".join(
+            f"X-{i}: 1\r\n".encode() for i in range(50)) + b"\r\n"
+        sock.sendall(head)
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 431") and b"header lines" in answer
+
+
+def test_a_body_with_its_head_in_one_chunk_is_not_taken_for_a_big_head(port: int) -> None:
+    import json
+
+    from tests.helpers import new_run_id, run_event
+
+    events = json.dumps([run_event("COMPLETE", new_run_id(), f"j{i}") for i in range(200)]).encode()
+    assert len(events) > 16 * 1024
+    with _connect(port) as sock:
+        sock.sendall(b"POST /api/v1/lineage HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: "
+                     + str(len(events)).encode() + b"\r\n\r\n" + events)
+        assert _read_all(sock).startswith(b"HTTP/1.1 201")
+
+
+@pytest.mark.parametrize("sent", [b"", b"GET /health HTTP/1.1\r\nHost: loc",
+                                  b"POST /api/v1/lineage HTTP/1.1\r\nHost: localhost\r\n"
+                                  b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\":"])
+def test_connections_that_stall_are_closed_after_the_idle_timeout(port: int, sent: bytes) -> None:
+    with _connect(port) as sock:
+        sock.sendall(sent)
+        started = time.monotonic()
+        answer = _read_all(sock)  # returns when the server closes the connection
+        waited = time.monotonic() - started
+    assert IDLE * 0.8 < waited < IDLE + 5
+    assert answer == b"" if not sent else answer.startswith(b"HTTP/1.1 408")
+    assert _health(port) < 2
+
+
+def test_a_slow_but_steady_upload_is_not_cut(port: int) -> None:
+    body = b'{"eventTime": "2024-01-01T00:00:00Z", "x": "' + b"a" * 40 + b'"}'
+    with _connect(port) as sock:
+        sock.sendall(b"POST /api/v1/lineage HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: "
+                     + str(len(body)).encode() + b"\r\n\r\n")
+        for i in range(0, len(body), 20):  # 2 s in all, never IDLE without data
+            time.sleep(IDLE / 2)
+            sock.sendall(body[i:i + 20])
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400")  # answered (not an event), not cut off
