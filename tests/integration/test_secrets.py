@@ -135,6 +135,7 @@ def test_raw_events_stay_in_the_log_only_when_the_user_opts_in(graph: Graph, tmp
 def test_provisioning_is_private_and_the_password_never_on_a_command_line(tmp_path: Path) -> None:
     """Provision a scratch server (jars from the local Maven cache) while watching every
     process's command line: the generated password never shows, and the state is private."""
+    import contextlib
     import threading
     import time
 
@@ -148,10 +149,8 @@ def test_provisioning_is_private_and_the_password_never_on_a_command_line(tmp_pa
         while not done.is_set():
             for pid in os.listdir("/proc"):
                 if pid.isdigit():
-                    try:
+                    with contextlib.suppress(OSError):  # a process that just ended
                         seen.append(Path(f"/proc/{pid}/cmdline").read_bytes())
-                    except OSError:
-                        pass
             time.sleep(0.01)
 
     watcher = threading.Thread(target=watch)
