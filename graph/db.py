@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -13,9 +14,17 @@ from neo4j import (
     ManagedTransaction,
     NotificationMinimumSeverity,
     Query,
+    Transaction,
     unit_of_work,
 )
-from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import (
+    AuthError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 
 from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout, TooLarge
 from graph.local_server import LocalServer
@@ -35,14 +44,6 @@ _MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "TransactionMemoryLimit", "OutOfM
 
 def _memory_error(e: Neo4jError) -> bool:
     return any(code in (e.code or "") for code in _MEMORY_CODES)
-
-
-class _Refused(Exception):
-    """Carries a memory error out of a unit of work without the driver's retries."""
-
-    def __init__(self, error: Neo4jError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
@@ -65,9 +66,10 @@ def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
 class Graph:
     """Runs named queries on one driver. Owns no I/O until a method is called."""
 
-    def __init__(self, driver: Driver, timeout: float = 30.0) -> None:
+    def __init__(self, driver: Driver, timeout: float = 30.0, retry_time: float = 30.0) -> None:
         self.driver = driver
         self.timeout = timeout
+        self.retry_time = retry_time  # how long a write is retried on transient errors
 
     def close(self) -> None:
         self.driver.close()
@@ -83,31 +85,41 @@ class Graph:
     def write(self, steps: Sequence[Step],
               then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None = None
               ) -> list[tuple[Step, list[dict[str, Any]]]]:
-        """Run the steps in order in one write transaction (retried on transient errors), then, in
-        the same transaction, the steps ``then`` returns given their results; returns each step run
-        with its rows. A step's query has one statement."""
+        """Run the steps in order in one write transaction, then, in the same transaction, the
+        steps ``then`` returns given their results; returns each step run with its rows. A step's
+        query has one statement.
 
+        Retried on transient errors for up to ``retry_time`` seconds, except a refusal for memory:
+        Neo4j may raise it at commit, where the driver's managed retries would try the same
+        transaction again and again (a backlog batch took 83-87 s per try); it is raised at once
+        as :class:`TooLarge` for the caller to split.
+        """
         names = [name for name, _ in steps]  # what an error names: the queries of both rounds
 
-        def run(tx: ManagedTransaction, step: Step) -> list[dict[str, Any]]:
-            try:
-                return tx.run(query(step[0]).text, step[1]).data()
-            except Neo4jError as e:
-                if _memory_error(e):
-                    raise _Refused(e) from e
-                raise
-
-        @unit_of_work(metadata=self._tag(*names), timeout=self.timeout)
-        def work(tx: ManagedTransaction) -> list[tuple[Step, list[dict[str, Any]]]]:
-            done = [(step, run(tx, step)) for step in steps]
+        def work(tx: Transaction) -> list[tuple[Step, list[dict[str, Any]]]]:
+            done = [(step, tx.run(query(step[0]).text, step[1]).data()) for step in steps]
             if then is not None:
                 more = then([rows for _, rows in done])
                 names[len(steps):] = [name for name, _ in more]
-                done += [(step, run(tx, step)) for step in more]
+                done += [(step, tx.run(query(step[0]).text, step[1]).data()) for step in more]
+            tx.commit()
             return done
 
-        done: list[tuple[Step, list[dict[str, Any]]]] = self._session_call("write", work, names)
-        return done
+        deadline = time.monotonic() + self.retry_time
+        for attempt in itertools.count():
+            try:
+                with self.driver.session() as session, session.begin_transaction(
+                        metadata=self._tag(*names), timeout=self.timeout) as tx:
+                    return work(tx)
+            except (Neo4jError, DriverError) as e:
+                retry = e.is_retryable() and not (isinstance(e, Neo4jError) and _memory_error(e))
+                if not retry or time.monotonic() >= deadline:
+                    raise self._translated(e, names) from e
+                log.info("write %s failed (%s); retrying", ",".join(names), e)
+                time.sleep(min(0.2 * 2 ** attempt, 5.0, max(0.0, deadline - time.monotonic())))
+            except OSError as e:
+                raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+        raise AssertionError("unreachable")
 
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named query in a read transaction and return its rows."""
@@ -117,7 +129,7 @@ class Graph:
         def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
             return tx.run(named.text, params).data()
 
-        found: list[dict[str, Any]] = self._session_call("read", work, [query_name])
+        found: list[dict[str, Any]] = self._read_call(work, [query_name])
         return found
 
     def run_statements(self, name: str) -> None:
@@ -141,22 +153,24 @@ class Graph:
             except Neo4jError as e:
                 raise QueryError(name, str(e)) from e
 
-    def _session_call(self, mode: str, work: Any, names: Iterable[str]) -> Any:
+    def _read_call(self, work: Any, names: Iterable[str]) -> Any:
         try:
             with self.driver.session() as session:
-                if mode == "write":
-                    return session.execute_write(work)
-                result: Any = session.execute_read(work)
-                return result
-        except AuthError as e:
-            raise DatabaseUnavailable(f"Neo4j refused the credentials: {e.message}") from e
-        except (ServiceUnavailable, SessionExpired, OSError) as e:
+                return session.execute_read(work)
+        except (Neo4jError, DriverError) as e:
+            raise self._translated(e, names) from e
+        except OSError as e:
             raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
-        except _Refused as e:
-            raise TooLarge(",".join(names), str(e.error)) from e.error
-        except Neo4jError as e:
-            if _memory_error(e):
-                raise TooLarge(",".join(names), str(e)) from e
-            if "TransactionTimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
-                raise QueryTimeout(",".join(names), f"ran past {self.timeout:g} s") from e
-            raise QueryError(",".join(names), str(e)) from e
+
+    def _translated(self, e: Neo4jError | DriverError, names: Iterable[str]) -> Exception:
+        """The driver's error as one of :mod:`graph.errors`."""
+        what = ",".join(names)
+        if isinstance(e, AuthError):
+            return DatabaseUnavailable(f"Neo4j refused the credentials: {e.message}")
+        if isinstance(e, (ServiceUnavailable, SessionExpired)) or not isinstance(e, Neo4jError):
+            return DatabaseUnavailable(f"Neo4j is unreachable: {e}")
+        if _memory_error(e):
+            return TooLarge(what, str(e))
+        if "TransactionTimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
+            return QueryTimeout(what, f"ran past {self.timeout:g} s")
+        return QueryError(what, str(e))

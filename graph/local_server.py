@@ -142,6 +142,7 @@ class LocalServer:
             http_port=self.settings.neo4j_http_port,
             heap=self.settings.neo4j_heap,
             pagecache=self.settings.neo4j_pagecache,
+            tx_memory=self.settings.neo4j_tx_memory,
         )
         (self.home / "conf" / "neo4j.conf").write_text(text, encoding="utf-8")
 

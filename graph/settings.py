@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     neo4j_start_timeout: float = 120.0
+    neo4j_tx_memory: str = "0"
+    """Neo4j's ``db.memory.transaction.max``: the most heap one transaction may use (``0``: no
+    limit of its own; Neo4j's pool for all transactions, 70% of the heap, still applies). A worker
+    batch over it is split and the worker's batches shrink (``ingest.worker``)."""
 
     query_timeout: float = 30.0
 

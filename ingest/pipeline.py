@@ -61,6 +61,9 @@ class IngestReport:
     """Jobs whose reads or writes this ingest touched (their coarse edges depend on them)."""
     too_large: int = 0
     """Batches Neo4j refused for their size (and that were split): the worker shrinks its batches."""
+    largest_load: int = 0
+    """The most events one transaction of this ingest loaded: after a refusal for size, the
+    worker's batches shrink to it."""
 
     def merge(self, other: IngestReport) -> None:
         self.read += other.read
@@ -69,6 +72,7 @@ class IngestReport:
         self.rejected.extend(other.rejected)
         self.jobs |= other.jobs
         self.too_large += other.too_large
+        self.largest_load = max(self.largest_load, other.largest_load)
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,7 @@ class Ingester:
             return
         report.duplicates += duplicates
         report.loaded += len(batch) - duplicates
+        report.largest_load = max(report.largest_load, len(batch))
         report.jobs |= {(r["jobNamespace"], r["jobName"])
                         for r in plan.rows.job_reads + plan.rows.job_writes}
 

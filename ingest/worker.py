@@ -11,8 +11,8 @@ cannot be loaded goes to the dead letters with its reason, and the rest of its b
 No event can stop the worker: a batch Neo4j refuses is split until the refused event is alone (see
 :mod:`ingest.pipeline`), and if anything else goes wrong with a batch the worker takes the events
 of that batch one at a time, dead-lettering the one that fails. A batch refused for its size makes
-the worker's batches smaller (halved, at least one event); they grow back a quarter at a time
-after batches that pass.
+the worker's batches smaller (as large as the largest part of it that loaded, at most half of it);
+they grow back a quarter at a time after batches that pass.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class Worker:
             seq = int(rejection.where.removeprefix("log#"))
             self.log.add_dead_letter(seq, by_seq[seq].event, "; ".join(rejection.reasons))
         self.log.commit(self.consumer, entries[-1].seq)  # only after Neo4j committed
-        self._adapt(len(entries), report.too_large)
+        self._adapt(len(entries), report.too_large, report.largest_load)
         # the batch's own work: its preparation (perhaps done ahead, while the previous batch was
         # written) and its write, not the time it waited for its turn
         seconds = pending.prepare_seconds + time.perf_counter() - started
@@ -134,12 +134,14 @@ class Worker:
                  "batch_seconds_total": seconds})
         return BatchResult(len(entries), report.loaded, report.duplicates, len(report.rejected), seconds)
 
-    def _adapt(self, events: int, too_large: int) -> None:
-        """Halve the batch bounds after a batch Neo4j refused for its size; grow them back by a
-        quarter after a full batch that passed whole."""
+    def _adapt(self, events: int, too_large: int, largest_load: int) -> None:
+        """After a batch Neo4j refused for its size, shrink the batch bounds to the largest part
+        of it that loaded (at most half of it); grow them back by a quarter after a full batch
+        that passed whole."""
         if too_large:
-            self.limit = max(1, events // 2)
-            self.limit_bytes = max(64 * 1024, self.limit_bytes // 2)
+            self.limit = max(1, min(events // 2, largest_load or 1))
+            share = self.limit / max(1, events)
+            self.limit_bytes = max(64 * 1024, int(self.limit_bytes * min(0.5, share)))
             log.warning("Neo4j refused a batch of %d events for its size: batches are now at most "
                         "%d events and %d bytes", events, self.limit, self.limit_bytes)
         elif events >= self.limit and (self.limit < self.batch or self.limit_bytes < self.batch_bytes):
