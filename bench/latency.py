@@ -55,7 +55,7 @@ def percentile(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))]
 
 
-def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
+def timed(fn: Callable[..., Any], repeat: int = 1) -> tuple[float, Any]:
     best, out = float("inf"), None
     for _ in range(repeat):
         t = time.perf_counter()
@@ -237,14 +237,14 @@ def main() -> None:
         ours, floor, sizes = [], [], []
         for t in staging:
             ms, ans = timed(lambda t=t, d=depth: lineage(graph, f"dataset:{NS}:{t.name}", d))
-            fl, truth = timed(lambda t=t, d=depth: set(nx.single_source_shortest_path_length(
+            fl, reach = timed(lambda t=t, d=depth: set(nx.single_source_shortest_path_length(
                 job_flow, t.name, cutoff=d)) | set(nx.single_source_shortest_path_length(
                     job_flow.reverse(copy=False), t.name, cutoff=d)))
-            got = {n["data"]["name"] for n in ans["graph"] if n["type"] == "DATASET"}
-            mismatches += got != truth
+            names = {n["data"]["name"] for n in ans["graph"] if n["type"] == "DATASET"}
+            mismatches += names != reach
             checked += 1
             undirected_extra.setdefault(depth, []).append(
-                len(set(nx.single_source_shortest_path_length(both, t.name, cutoff=depth)) - truth))
+                len(set(nx.single_source_shortest_path_length(both, t.name, cutoff=depth)) - reach))
             ours.append(ms)
             floor.append(fl)
             sizes.append(len(ans["graph"]))
@@ -258,9 +258,9 @@ def main() -> None:
         fl, fields = timed(lambda n=name, c=col: (set(nx.single_source_shortest_path_length(
             col_flow, (n, c), cutoff=10)) | set(nx.single_source_shortest_path_length(
                 col_flow.reverse(copy=False), (n, c), cutoff=10))) if (n, c) in col_flow else set())
-        got = {(n_["data"]["dataset"], n_["data"]["field"]) for n_ in ans["graph"]}
+        pairs = {(n_["data"]["dataset"], n_["data"]["field"]) for n_ in ans["graph"]}
         if fields:  # a sampled column without any lineage has nothing to compare
-            mismatches += got != fields
+            mismatches += pairs != fields
             checked += 1
         ours.append(ms)
         floor.append(fl)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 NS = "postgres://warehouse:5432"
 JOBS_NS = "shop-nightly"
@@ -36,8 +37,12 @@ def _rid(*parts: object) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
 
 
-def _dataset(name: str, lineage: dict[str, list[tuple]] | None = None) -> dict:
-    facets: dict = {"schema": {"_producer": PRODUCER, "fields": [
+Source = tuple[str, str, str, str, bool]
+"""A column's input: dataset, field, transformation type, subtype, masking."""
+
+
+def _dataset(name: str, lineage: dict[str, list[Source]] | None = None) -> dict[str, Any]:
+    facets: dict[str, Any] = {"schema": {"_producer": PRODUCER, "fields": [
         {"name": c, "type": "VARCHAR" if c in ("email", "email_hash", "country", "full_name",
                                                "currency") else "BIGINT"}
         for c in SCHEMAS[name]]}}
@@ -54,7 +59,10 @@ def _dataset(name: str, lineage: dict[str, list[tuple]] | None = None) -> dict:
     return {"namespace": NS, "name": name, "facets": facets}
 
 
-PIPELINE = [
+Step = tuple[str, list[str], list[tuple[str, dict[str, list[Source]] | None]], str | None]
+"""A job: its name, inputs, outputs with their column lineage, SQL."""
+
+PIPELINE: list[Step] = [
     ("load_users", [], [("raw.users", None)], None),
     ("load_orders", [], [("raw.orders", None)], None),
     ("clean_users", ["raw.users"], [("staging.users_clean", {
@@ -82,8 +90,8 @@ PIPELINE = [
 ]
 
 
-def events() -> list[dict]:
-    out = []
+def events() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for day in (1, 2):
         dag_run = _rid("nightly", day)
         parent = {"parent": {"_producer": PRODUCER, "run": {"runId": dag_run},

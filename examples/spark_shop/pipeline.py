@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -92,7 +93,7 @@ def night(spark: SparkSession, wh: str, users: int, orders: int, fail: bool) -> 
     """One nightly run; each job runs even if an earlier one failed (as separately scheduled jobs
     would). Returns the names of the jobs that failed."""
     failed = []
-    steps = [("load_raw", lambda: load_raw(spark, wh, users, orders)),
+    steps: list[tuple[str, Callable[[], object]]] = [("load_raw", lambda: load_raw(spark, wh, users, orders)),
              ("clean_users", lambda: clean_users(spark, wh)),
              ("enrich_orders", lambda: enrich_orders(spark, wh)),
              ("revenue_by_country", lambda: revenue_by_country(spark, wh, bad_column=fail)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -135,7 +136,7 @@ def test_lookups_paginate_and_clamp(api: TestClient) -> None:
      422, "format"),
     ("/api/v1/datasets", {"limit": 0}, 422, "limit"),
 ])
-def test_error_paths(api: TestClient, path: str, params: dict[str, object], status: int,
+def test_error_paths(api: TestClient, path: str, params: dict[str, Any], status: int,
                      field: str | None) -> None:
     r = api.get(path, params=params)
     assert r.status_code == status, r.text

@@ -150,10 +150,11 @@ def test_health_answers_on_the_event_loop_while_every_worker_thread_is_busy(
     app = create_app(Settings(), shop, SQLiteLog(tmp_path / "events.db"))
     release = threading.Event()
     with TestClient(app, base_url="http://localhost") as client:
-        limiter = anyio.to_thread.current_default_thread_limiter  # type: ignore[attr-defined]
-        blocked = client.portal.call(lambda: limiter().total_tokens)  # type: ignore[union-attr]
+        assert client.portal is not None
+        limiter = anyio.to_thread.current_default_thread_limiter
+        blocked = client.portal.call(lambda: limiter().total_tokens)
         for _ in range(int(blocked)):  # occupy every worker thread of the app
-            client.portal.start_task_soon(anyio.to_thread.run_sync, release.wait)  # type: ignore[union-attr]
+            client.portal.start_task_soon(anyio.to_thread.run_sync, release.wait)  # type: ignore[arg-type]
         time.sleep(0.2)
         answers: list[int] = []
         asking = threading.Thread(target=lambda: answers.append(client.get("/health").status_code))

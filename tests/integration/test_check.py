@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -140,7 +141,7 @@ def test_markdown_report_reads_as_a_pull_request_comment(scenario: Graph) -> Non
 
 
 @pytest.fixture
-def cli(scenario: Graph, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+def cli(scenario: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
     if not os.environ.get("NEO4J_URI"):
         s = server_settings()
         monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ NS = "postgres://warehouse:5432"
 
 
 @pytest.fixture
-def cli(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+def cli(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
     """The CLI pointed at the test server, with the example graph loaded."""
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
     if not os.environ.get("NEO4J_URI"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from graph.db import Graph
@@ -20,9 +22,10 @@ from tests.helpers import (
 pytestmark = pytest.mark.integration
 
 
-def _run(graph: Graph, run_id: str) -> dict:
+def _run(graph: Graph, run_id: str) -> dict[str, Any]:
     [row] = rows(graph, "MATCH (r:Run {runId: $id}) RETURN properties(r) AS p", id=run_id)
-    return row["p"]
+    props: dict[str, Any] = row["p"]
+    return props
 
 
 def test_the_same_event_twice_changes_nothing(graph: Graph) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import ingest.pipeline as pipeline_module
+import ingest.transform as transform_module
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
@@ -166,7 +167,7 @@ def test_poison_events_already_in_the_log_are_dead_lettered_and_the_worker_goes_
 def test_an_event_that_breaks_the_transform_is_dead_lettered_alone(
         graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever goes wrong with one event's preparation (a bug of ours) costs that event only."""
-    real = pipeline_module.transform
+    real = transform_module.transform
 
     def fragile(event: Any, cap: int = 16_384) -> Any:
         if event.raw["job"]["name"] == "boom":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from graph.settings import Settings
 
 def test_a_token_that_starts_with_a_dash_still_makes_a_positional_password(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local_server.secrets, "token_urlsafe", lambda n: "-" + "x" * (n + 5))
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n: "-" + "x" * (n + 5))
     password = local_server.new_password()
     assert not password.startswith("-") and len(password) >= 16
 

@@ -18,13 +18,13 @@ def test_ndjson_bad_line_is_reported_alone_and_neighbours_survive() -> None:
     items = read_payload(text, "f.ndjson")
     assert [i.obj for i in items if i.error is None] == [{"a": 1}, {"a": 3}]
     [bad] = [i for i in items if i.error]
-    assert bad.where == "f.ndjson:2" and "invalid JSON at line 1" in bad.error
+    assert bad.where == "f.ndjson:2" and "invalid JSON at line 1" in (bad.error or "")
 
 
 def test_invalid_pretty_json_is_one_error_with_its_position() -> None:
     text = json.dumps({"a": 1, "b": [1, 2]}, indent=2) + "\n}"
     [item] = read_payload(text, "f.json")
-    assert item.obj is None and "Extra data" in item.error and "line" in item.error
+    assert item.obj is None and "Extra data" in (item.error or "") and "line" in (item.error or "")
 
 
 def test_empty_payload_is_an_error_not_a_crash() -> None:

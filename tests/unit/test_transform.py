@@ -1,4 +1,5 @@
 import uuid
+from typing import Any
 
 from ingest.batch import combine
 from ingest.transform import Rows, transform
@@ -6,7 +7,7 @@ from ingest.validate import ValidEvent, validate
 from tests.helpers import dataset, run_event
 
 
-def _rows(*events: dict) -> Rows:
+def _rows(*events: dict[str, Any]) -> Rows:
     rows = Rows()
     for event in events:
         valid = validate(event)
@@ -74,7 +75,7 @@ def test_only_producers_schemas_count_as_written() -> None:
 
 
 def test_a_written_schema_and_a_jobs_lineage_are_digested_whole() -> None:
-    def event(columns: list[str], lineage: dict, job: str = "job") -> dict:
+    def event(columns: list[str], lineage: dict[str, Any], job: str = "job") -> dict[str, Any]:
         out = dataset("out", columns=columns, lineage=lineage)
         return run_event("COMPLETE", str(uuid.uuid4()), job, inputs=[dataset("in", columns=["x"])],
                          outputs=[out])
