@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from api import errors
 from api.auth import Tokens, is_loopback
 
 Scope = MutableMapping[str, Any]
@@ -59,7 +60,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         status, message, headers = refusal
-        body = json.dumps({"error": message}).encode()
+        body = json.dumps(errors.body(status, message)).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()), *headers]})

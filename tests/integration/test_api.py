@@ -141,10 +141,11 @@ def test_error_paths(api: TestClient, path: str, params: dict[str, Any], status:
     r = api.get(path, params=params)
     assert r.status_code == status, r.text
     body = r.json()
+    assert body["status"] == status and body["error"] and body["detail"], body  # the one shape
     if status == 404:
         assert body["error"] == "not found" and body["key"]
     else:
-        assert field in [d["loc"][-1] for d in body["detail"]]
+        assert field in [d["loc"][-1] for d in body["errors"]]
 
 
 def test_neo4j_outage_is_503_with_retry_hint_not_a_stack_trace() -> None:
@@ -196,3 +197,24 @@ def test_marquez_lineage_from_a_job_counts_depth_in_jobs(api: TestClient) -> Non
             "job:shop-nightly:load_orders", f"dataset:{NS}:marts.revenue_by_country",
             f"dataset:{NS}:raw.users"} <= two
     assert "job:shop-nightly:ml_user_features" not in two  # reads raw.orders too: a sibling
+
+
+def test_every_error_has_one_shape(shop: Graph) -> None:
+    """401, 403, 404, 413, 415, 421, 422 and 400 from the routes, the guard and FastAPI alike."""
+    seen = {}
+    with _client(shop, "reader-token-1:read", client=("203.0.113.9", 1)) as c:
+        seen[401] = c.get("/api/v1/namespaces")
+        seen[403] = c.post("/api/v1/lineage", json={}, headers={"Authorization": "Bearer reader-token-1"})
+    with _client(shop) as c:
+        seen[404] = c.get("/api/v1/dataset", params={"namespace": NS, "name": "no.such"})
+        seen[415] = c.post("/api/v1/lineage", content=b"x", headers={"content-type": "text/plain"})
+        seen[400] = c.post("/api/v1/lineage", json={"eventType": "COMPLETE"})
+        seen[422] = c.get("/api/v1/impact/dataset", params={"namespace": NS})
+    with TestClient(create_app(Settings(), shop), client=LOCAL, base_url="http://attacker.example") as c:
+        seen[421] = c.get("/api/v1/namespaces")
+    for status, r in seen.items():
+        body = r.json()
+        assert r.status_code == status and body["status"] == status, r.text
+        assert isinstance(body["error"], str) and isinstance(body["detail"], str) and body["detail"]
+    assert seen[422].json()["errors"][0]["loc"] == ["query", "name"]
+    assert seen[400].json()["accepted"] == 0 and seen[400].json()["rejected"]

@@ -59,7 +59,7 @@ def test_times_out_of_range_are_422_naming_as_of(api: TestClient, as_of: str) ->
     for endpoint, params in AS_OF_ENDPOINTS:
         r = api.get(endpoint, params={**params, "asOf": as_of})
         assert r.status_code == 422, (endpoint, r.text)
-        assert r.json()["detail"][0]["loc"] == ["query", "asOf"]
+        assert r.json()["errors"][0]["loc"] == ["query", "asOf"]
 
 
 # the body shapes that gave 500 before issue 17, and a few more
@@ -86,7 +86,7 @@ BAD_CHECK_BODIES: list[Any] = [
 def test_malformed_change_documents_are_422_naming_the_field(api: TestClient, body: Any) -> None:
     r = api.post("/api/v1/impact/check", json=body)
     assert r.status_code == 422, r.text
-    [detail] = r.json()["detail"]
+    [detail] = r.json()["errors"]
     assert detail["loc"] == ["body", "body"] and detail["msg"]
 
 
@@ -128,7 +128,7 @@ def test_a_node_id_with_many_colons_is_refused_at_once(api: TestClient) -> None:
     started = time.monotonic()
     for path in ("/api/v1/column-lineage", "/api/v1/lineage"):
         r = api.get(path, params={"nodeId": "datasetField:" + ":" * 1200})
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "nodeId"], r.text
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "nodeId"], r.text
         r = api.get(path, params={"nodeId": "datasetField:" + "a:" * 40})
         assert r.status_code == 422 and "':'" in r.text
         r = api.get(path, params={"nodeId": "dataset:" + "a" * 3000})
@@ -173,7 +173,7 @@ def test_loopback_mode_serves_loopback_host_names_only(api: TestClient) -> None:
         assert r.status_code == 200, host
     for host in ("attacker.example:5000", "attacker.example", "10.0.0.1:5000", "localhost.evil.example"):
         r = api.post("/api/v1/lineage", json=event, headers={"Host": host})
-        assert r.status_code == 421 and "loopback" in r.json()["error"], host
+        assert r.status_code == 421 and "loopback" in r.json()["detail"], host
         assert api.get("/api/v1/impact/dataset", params={"namespace": NS, "name": "raw.users"},
                        headers={"Host": host}).status_code == 421
 
@@ -181,7 +181,7 @@ def test_loopback_mode_serves_loopback_host_names_only(api: TestClient) -> None:
 def test_loopback_mode_refuses_cross_site_browser_writes(api: TestClient) -> None:
     event = json.loads(SHOP.read_text().splitlines()[0])
     r = api.post("/api/v1/lineage", json=event, headers={"Origin": "https://attacker.example"})
-    assert r.status_code == 403 and "cross-site" in r.json()["error"]
+    assert r.status_code == 403 and "cross-site" in r.json()["detail"]
     r = api.post("/api/v1/lineage", json=event, headers={"Sec-Fetch-Site": "cross-site"})
     assert r.status_code == 403
     r = api.post("/api/v1/impact/check", json={"changes": []},

@@ -184,4 +184,4 @@ def test_api_check(scenario: Graph) -> None:
         assert r.status_code == 200 and r.json()["verdict"] == "SAFE"
         r = c.post("/api/v1/impact/check", json={"changes": [
             {"op": "drop_column", "namespace": "ns", "dataset": "raw_users", "column": "nope"}]})
-        assert r.status_code == 422 and "unknown column" in r.json()["detail"][0]["msg"]
+        assert r.status_code == 422 and "unknown column" in r.json()["errors"][0]["msg"]

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j import GraphDatabase
 
-import api.app as app_module
+import api.routes.ingest as ingest_routes
 from api.app import create_app
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
@@ -118,7 +118,7 @@ def test_bad_bodies_get_4xx_with_a_reason(api: TestClient, log: SQLiteLog, body:
 def test_a_body_over_the_limit_is_413_and_the_limit_is_never_below_1_mib(api: TestClient) -> None:
     big = json.dumps(_events(1)[0] | {"padding": "x" * (1024 * 1024)})
     r = api.post("/api/v1/lineage", content=big, headers={"content-type": "application/json"})
-    assert r.status_code == 413 and "limit" in r.json()["error"]
+    assert r.status_code == 413 and "limit" in r.json()["detail"]
     with pytest.raises(ValueError, match="1048576"):
         Settings(max_body_bytes=1000)
 
@@ -192,16 +192,16 @@ class _StuckLog(SQLiteLog):
 
 def test_a_log_that_fails_or_does_not_confirm_in_time_is_503_never_201(
         graph: Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app_module, "LOG_APPEND_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(ingest_routes, "LOG_APPEND_TIMEOUT_S", 0.3)
     event = _events(1)[0]
     with _client(graph, _StuckLog(tmp_path / "failing.db", fail=True)) as c:
         r = c.post("/api/v1/lineage", json=event)
-        assert r.status_code == 503 and "nothing was accepted" in r.json()["error"]
+        assert r.status_code == 503 and "nothing was accepted" in r.json()["detail"]
         assert r.headers["Retry-After"]
     stuck = _StuckLog(tmp_path / "stuck.db")
     with _client(graph, stuck) as c:
         r = c.post("/api/v1/lineage", json=event)
-        assert r.status_code == 503 and "send the events again" in r.json()["error"]
+        assert r.status_code == 503 and "send the events again" in r.json()["detail"]
         stuck.release.set()  # the disk answers again: the same event, re-sent, is acknowledged
         r = c.post("/api/v1/lineage", json=event)
         assert r.status_code == 201 and r.json()["accepted"] == 1

@@ -1,0 +1,119 @@
+"""What the routes depend on: the services of one app (settings, tokens, the graph, the event log),
+the token check, and the parameter types the routes share.
+
+The graph and the log are opened on first use, so that an app can be built (and its description
+served) without Neo4j or a log on disk.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Query, Request
+
+from api.auth import Tokens, is_loopback, parse_tokens
+from api.errors import BadParam
+from api.metrics import Counters
+from graph.db import Graph, connect
+from graph.settings import Settings
+from ingest.log import GroupCommitter, SQLiteLog
+from ingest.times import parse_time
+
+
+class Services:
+    """One app's settings and connections."""
+
+    def __init__(self, settings: Settings, graph: Graph | None = None,
+                 events: SQLiteLog | None = None) -> None:
+        self.settings = settings
+        self.tokens: Tokens = parse_tokens(settings.api_tokens)
+        self.counters = Counters()
+        self._graph, self._log = graph, events
+        self._committer: GroupCommitter | None = None
+        self._lock = threading.Lock()  # sync routes run on several threads
+
+    def graph(self) -> Graph:
+        with self._lock:
+            if self._graph is None:
+                # a short retry time: a client gets its 503 promptly while Neo4j is away
+                self._graph = Graph(connect(self.settings, retry_time=2.0),
+                                    timeout=self.settings.query_timeout)
+            return self._graph
+
+    def log(self) -> SQLiteLog:
+        with self._lock:
+            if self._log is None:
+                self._log = SQLiteLog(self.settings.log_path)
+            return self._log
+
+    def committer(self) -> GroupCommitter:
+        events = self.log()
+        with self._lock:
+            if self._committer is None:
+                self._committer = GroupCommitter(events)
+            return self._committer
+
+
+def services(request: Request) -> Services:
+    found: Services = request.app.state.services
+    return found
+
+
+def graph(request: Request) -> Graph:
+    return services(request).graph()
+
+
+async def check_scope(request: Request, scope: str) -> None:
+    """Refuse the request unless its token has ``scope`` (or, without tokens, it is loopback)."""
+    tokens = services(request).tokens
+    if not tokens.enabled:
+        host = request.client.host if request.client else None
+        if not is_loopback(host):
+            raise HTTPException(403, "no API tokens are configured, so only loopback clients "
+                                     "are served; set LINEAGE_API_TOKENS")
+        return
+    kind, _, token = request.headers.get("authorization", "").partition(" ")
+    if kind.lower() != "bearer" or not token:
+        raise HTTPException(401, "missing bearer token (Authorization: Bearer TOKEN)",
+                            headers={"WWW-Authenticate": "Bearer"})
+    if tokens.scope_of(token.strip()) is None:
+        raise HTTPException(401, "unknown token", headers={"WWW-Authenticate": "Bearer"})
+    if not tokens.allows(token.strip(), scope):
+        raise HTTPException(403, f"this token lacks the {scope} scope")
+
+
+def require(scope: str) -> Callable[[Request], Awaitable[None]]:
+    # async, so that FastAPI runs it on the event loop instead of a thread-pool hop per request
+    async def check(request: Request) -> None:
+        await check_scope(request, scope)
+    return check
+
+
+READ = Depends(require("read"))
+
+
+def as_of(value: Annotated[str | None, Query(
+        alias="asOf", description="ISO time: only lineage seen by then.")] = None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError as e:
+        raise BadParam("asOf", f"not an ISO 8601 time: {e}") from e
+
+
+def page_limit(request: Request, limit: Annotated[int, Query(
+        ge=1, description="Page size (clamped to the configured maximum).")] = 50) -> int:
+    return min(limit, services(request).settings.api_max_page)
+
+
+G = Annotated[Graph, Depends(graph)]
+AsOf = Annotated[datetime | None, Depends(as_of)]
+Limit = Annotated[int, Depends(page_limit)]
+Depth = Annotated[int | None, Query(ge=1, description="Hops to follow; default 20, clamped to 50.")]
+Ns = Annotated[str, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]
+Name = Annotated[str, Query(min_length=1, description="Dataset or job name")]
+Offset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.")]

@@ -1,0 +1,128 @@
+"""Every error the HTTP API answers, in one shape, from one place.
+
+Each error body is ``{"error": SHORT, "detail": SENTENCE, "status": CODE}`` plus, where they apply,
+``errors`` (each invalid field: ``loc`` such as ``["query", "asOf"]``, ``msg``, ``type``), ``kind``
+and ``key`` (what was not found). The mapping from domain errors (:mod:`graph.errors`, the
+questions' input errors) to statuses is :func:`install`; FastAPI's own validation errors and
+``HTTPException`` are answered in the same shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from graph.errors import DatabaseUnavailable, NotFound, QueryError, QueryTimeout, ServerError
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 5
+SHORT = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found",
+         405: "method not allowed", 408: "request timeout", 413: "too large",
+         415: "unsupported media type", 421: "misdirected request", 422: "invalid request",
+         431: "request head too large", 500: "internal error", 503: "unavailable",
+         504: "query timed out"}
+
+
+class FieldError(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ErrorBody(BaseModel):
+    """The body of every error answer."""
+
+    error: str
+    detail: str
+    status: int
+    errors: list[FieldError] | None = None
+    kind: str | None = None
+    key: str | None = None
+
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody, "description": SHORT[code]} for code in (401, 403, 422, 503, 504)}
+"""The error answers every read operation may give, for the API description."""
+
+
+class BadParam(Exception):
+    """A parameter that FastAPI's types let through but the question refuses (422)."""
+
+    def __init__(self, field: str, message: str, where: str = "query") -> None:
+        super().__init__(message)
+        self.field, self.message, self.where = field, message, where
+
+
+def body(status: int, detail: str, **extra: Any) -> dict[str, Any]:
+    """An error body: the short name of the status, the sentence, and any extra fields."""
+    return {"error": SHORT.get(status, "error"), "detail": detail, "status": status,
+            **{k: v for k, v in extra.items() if v is not None}}
+
+
+def answer(status: int, detail: str, headers: Mapping[str, str] | None = None,
+           **extra: Any) -> JSONResponse:
+    return JSONResponse(body(status, detail, **extra), status_code=status, headers=headers)
+
+
+def _field_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"loc": [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())],
+             "msg": str(e.get("msg", "")), "type": str(e.get("type", "value_error"))}
+            for e in errors]
+
+
+def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
+    detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    return answer(422, detail or "invalid request", errors=errors)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn errors into answers of the one shape."""
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        return _invalid(_field_errors(list(e.errors())))
+
+    @app.exception_handler(BadParam)
+    def bad_param(_: Request, e: BadParam) -> JSONResponse:
+        return _invalid([{"loc": [e.where, e.field], "msg": e.message, "type": "value_error"}])
+
+    @app.exception_handler(HTTPException)
+    def http_error(_: Request, e: HTTPException) -> JSONResponse:
+        return answer(e.status_code, str(e.detail), headers=e.headers)
+
+    @app.exception_handler(NotFound)
+    def not_found(_: Request, e: NotFound) -> JSONResponse:
+        return answer(404, str(e), kind=e.kind, key=e.key)
+
+    @app.exception_handler(DatabaseUnavailable)
+    def unavailable(_: Request, e: DatabaseUnavailable) -> JSONResponse:
+        log.warning("Neo4j unavailable: %s", e)
+        return answer(503, f"Neo4j is not answering; retry in {RETRY_AFTER_S} s",
+                      headers={"Retry-After": str(RETRY_AFTER_S)})
+
+    @app.exception_handler(ServerError)
+    def no_server(_: Request, e: ServerError) -> JSONResponse:
+        log.warning("Neo4j not provisioned: %s", e)
+        return answer(503, str(e), headers={"Retry-After": str(RETRY_AFTER_S)})
+
+    @app.exception_handler(QueryTimeout)
+    def timeout(_: Request, e: QueryTimeout) -> JSONResponse:
+        return answer(504, str(e))
+
+    @app.exception_handler(QueryError)
+    def query_error(_: Request, e: QueryError) -> JSONResponse:
+        log.error("query failed: %s", e)
+        return answer(500, f"query {e.query} failed; see the server log")
+
+    @app.exception_handler(Exception)
+    def internal(_: Request, e: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return answer(500, type(e).__name__)

@@ -1,0 +1,94 @@
+"""The questions: blast radius, upstream, root cause, GDPR reach, freshness, the pre-deploy check."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query
+from fastapi.responses import PlainTextResponse
+
+from api.deps import READ, AsOf, Depth, G, Name, Ns
+from api.encode import to_json
+from api.errors import RESPONSES, BadParam
+from impact import blast_radius as br
+from impact import check as check_mod
+from impact import freshness as fr
+from impact import gdpr, root_cause, upstream
+
+router = APIRouter(tags=["questions"], dependencies=[READ], responses=RESPONSES)
+
+
+@router.get("/api/v1/impact/dataset",
+            summary="Blast radius of a dataset: derived datasets and the jobs reading them")
+def impact_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
+    return to_json(br.dataset_blast_radius(graph, namespace, name, depth, as_of))
+
+
+@router.get("/api/v1/impact/job",
+            summary="Blast radius of a job: its outputs, what derives from them, who reads them")
+def impact_job(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
+    return to_json(br.job_blast_radius(graph, namespace, name, depth, as_of))
+
+
+@router.get("/api/v1/impact/column", summary="Blast radius of a column, with each step's transformation")
+def impact_column(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf,
+                  depth: Depth = None) -> Any:
+    return to_json(br.column_blast_radius(graph, namespace, dataset, column, depth, as_of))
+
+
+@router.get("/api/v1/upstream/dataset", summary="Upstream lineage of a dataset")
+def upstream_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
+    return to_json(upstream.dataset_upstream(graph, namespace, name, depth, as_of))
+
+
+@router.get("/api/v1/upstream/column", summary="Upstream lineage of a column")
+def upstream_column(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf,
+                    depth: Depth = None) -> Any:
+    return to_json(upstream.column_upstream(graph, namespace, dataset, column, depth, as_of))
+
+
+@router.get("/api/v1/root-cause/dataset", summary="Ranked root-cause candidates for a wrong dataset")
+def root_cause_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
+    return to_json(root_cause.root_cause_dataset(graph, namespace, name, depth, as_of))
+
+
+@router.get("/api/v1/root-cause/run/{run_id}",
+            summary="Ranked root-cause candidates for a failed or wrong run")
+def root_cause_run(graph: G, run_id: str, as_of: AsOf, depth: Depth = None) -> Any:
+    return to_json(root_cause.root_cause_run(graph, run_id, depth, as_of))
+
+
+@router.get("/api/v1/where",
+            summary="GDPR: every column a column's data reaches, raw / transformed / masked / "
+                    "aggregated / influence; JSON or CSV",
+            responses={200: {"content": {"text/csv": {}}}})
+def where(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf, depth: Depth = None,
+          format: Literal["json", "csv"] = "json") -> Any:
+    report = gdpr.where_column_goes(graph, namespace, dataset, column, depth, as_of)
+    if format == "csv":
+        return PlainTextResponse(report.to_csv(), media_type="text/csv")
+    return to_json({**dataclasses.asdict(report), "counts": report.counts()})
+
+
+@router.get("/api/v1/freshness", summary="Last successful write of a dataset and whether it is late")
+def freshness(graph: G, namespace: Ns, name: Name, as_of: AsOf) -> Any:
+    f = fr.freshness(graph, namespace, name, as_of)
+    return to_json({**dataclasses.asdict(f), "verdict": f.verdict})
+
+
+@router.post("/api/v1/impact/check",
+             summary="Pre-deploy check of a proposed change: BREAKING / RISKY / SAFE per consumer")
+def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
+        description="A change document, as for `lineage check`: {changes: [...]}, an OpenLineage "
+                    "event, {namespace, dataset, columns}, or {job, namespace, sql}")],
+                 as_of: AsOf, depth: Depth = None,
+                 stale_days: Annotated[int, Query(ge=0, le=36_500)] = 30,
+                 exclude_stale: bool = False) -> Any:
+    try:
+        changes = check_mod.parse_change(body, graph)
+        report = check_mod.check(graph, changes, depth=br.clamp_depth(depth), as_of=as_of,
+                                 stale_days=stale_days, exclude_stale=exclude_stale)
+    except check_mod.CheckInputError as e:
+        raise BadParam("body", str(e), where="body") from e
+    return to_json(report)
