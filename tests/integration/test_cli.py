@@ -113,3 +113,41 @@ def test_serve_answers_over_real_http(cli: CliRunner, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_question_never_starts_neo4j(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `lineage down` (here: a state directory whose Neo4j never ran) a question says Neo4j
+    is not running and how to start it, exits 1, and starts nothing."""
+    for name in ("NEO4J_URI", "LINEAGE_NEO4J_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LINEAGE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", "1")  # nothing answers there
+    monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", "2")
+    get_settings.cache_clear()
+    try:
+        for args in (["impact", "dataset", NS, "raw.users"], ["where", NS, "raw.users", "email"]):
+            r = CliRunner().invoke(app, args)
+            assert r.exit_code == 1, r.output
+            assert "not running" in r.output and "lineage neo4j start" in r.output
+        assert not (tmp_path / "state" / "neo4j" / "lib").exists()  # nothing was provisioned
+    finally:
+        get_settings.cache_clear()
+
+
+def test_questions_only_read(cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Questions and the check run read transactions only (Neo4j refuses a write in one), and
+    neither write nor apply the schema: a read-only user is enough. Neo4j Community has no roles,
+    so the write paths are made to fail instead."""
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a question tried to write")
+
+    monkeypatch.setattr(Graph, "write", refuse)
+    monkeypatch.setattr(Graph, "run_statements", refuse)
+    change = tmp_path / "change.json"
+    change.write_text(json.dumps({"namespace": NS, "dataset": "raw.users", "columns": [
+        {"name": "id", "type": "BIGINT"}, {"name": "country", "type": "VARCHAR"}]}))
+    for args, code in ((["impact", "dataset", NS, "raw.users"], 0), (["where", NS, "raw.users", "email"], 0),
+                       (["root-cause", "dataset", NS, "dashboards.revenue"], 0),
+                       (["show", "dataset", NS, "raw.users"], 0), (["check", str(change)], 1)):
+        r = cli.invoke(app, args)
+        assert r.exit_code == code, (args, r.output)

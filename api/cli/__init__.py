@@ -1,0 +1,36 @@
+"""The ``lineage`` command line: one module per command group.
+
+``server`` (the local Neo4j, the schema), ``load`` (``ingest``), ``events`` (``replay``,
+``dead-letters``, ``export``), ``questions`` (``impact``, ``upstream``, ``show``, ``root-cause``,
+``where``), ``check``, ``services`` (``serve``, ``worker``, ``up``, ``down``, ``status``, ``demo``,
+``spark-conf``); shared options and the graph connections in ``common``, tables in ``render``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+
+from api.cli.app import app
+from api.cli.common import err
+from graph.errors import LineageError
+from graph.private import PRIVATE_UMASK
+
+__all__ = ["app", "main"]
+
+# each group registers its commands on `app`; in this order they appear in `lineage --help`
+for _group in ("server", "load", "questions", "check", "events", "services"):
+    importlib.import_module(f"api.cli.{_group}")
+
+
+def main() -> None:
+    """Entry point of the ``lineage`` console script."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.umask(PRIVATE_UMASK)  # state, logs and exports are private to this user (graph.private)
+    try:
+        app()
+    except LineageError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        sys.exit(1)

@@ -1,0 +1,106 @@
+"""What every command group shares: the consoles, failing with a message, the options declared
+once, and the two ways to reach the graph.
+
+A question (``impact``, ``where``, ``check`` …) only reads: it never starts Neo4j and never changes
+its schema, so it works with a read-only user; when the local Neo4j is not running it says so and
+how to start it (exit 1). A command that writes (``ingest``, ``worker``, ``replay``, ``serve``) may
+start the local Neo4j, saying so before it does, and makes sure the schema is there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
+
+import typer
+from rich.console import Console
+
+from graph.errors import LineageError
+from graph.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from graph.db import Graph
+    from graph.local_server import LocalServer
+
+T = TypeVar("T")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+DEPTH = typer.Option(help="Maximum DERIVED_FROM hops (default 20, at most 50).")
+AS_OF = typer.Option("--as-of", help="Only lineage first seen at or before this ISO time.")
+JSON = typer.Option("--json", help="Machine-readable output.")
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``message`` as an error; raise what this returns to exit with ``code``."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def local_server(settings: Settings) -> LocalServer:
+    from graph.local_server import LocalServer
+
+    return LocalServer(settings)
+
+
+def when(as_of: str | None) -> datetime | None:
+    """The ``--as-of`` option as a time (exit 2 when it is not one)."""
+    from ingest.times import parse_time
+
+    try:
+        return parse_time(as_of) if as_of else None
+    except ValueError as e:
+        raise fail(f"--as-of: {e}", code=2) from e
+
+
+def _connect(settings: Settings) -> Graph:
+    from graph.db import Graph, connect
+
+    return Graph(connect(settings), timeout=settings.query_timeout)
+
+
+@contextlib.contextmanager
+def reading_graph(settings: Settings) -> Iterator[Graph]:
+    """The graph for a question: never starts Neo4j, never writes (not even the schema)."""
+    if settings.uses_local_server and local_server(settings).status().state != "running":
+        raise fail("the local Neo4j is not running: start it with `lineage neo4j start` (or "
+                   "`lineage up` for the API and the worker too), or set NEO4J_URI")
+    graph = _connect(settings)
+    try:
+        yield graph
+    finally:
+        graph.close()
+
+
+@contextlib.contextmanager
+def writing_graph(settings: Settings) -> Iterator[Graph]:
+    """The graph for a command that writes: starts the local Neo4j if it is the default and not
+    running (saying so first), and makes sure the schema is there (idempotent)."""
+    from graph.schema import apply_schema
+
+    if settings.uses_local_server:
+        server = local_server(settings)
+        if server.status().state != "running":
+            err.print("the local Neo4j is not running: starting it (`lineage neo4j start`; the "
+                      "first start assembles it with Maven)")
+            with err.status("starting Neo4j…"):
+                server.start()
+            err.print(f"started the local Neo4j: Browser at {server.http_url}/browser/")
+    graph = _connect(settings)
+    try:
+        apply_schema(graph)
+        yield graph
+    finally:
+        graph.close()
+
+
+def question(ask: Callable[[Graph], T]) -> T:
+    """Answer a question on the graph; a lineage error becomes a message and exit 1."""
+    try:
+        with reading_graph(get_settings()) as graph:
+            return ask(graph)
+    except LineageError as e:
+        raise fail(str(e)) from e

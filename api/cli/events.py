@@ -1,0 +1,125 @@
+"""The event log: ``replay`` it into an empty graph, its ``dead-letters``, ``export`` as Parquet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from api.cli import render
+from api.cli.app import app
+from api.cli.common import JSON, err, fail, out, question, writing_graph
+from api.cli.load import make_ingester, spark_ingest_files
+from api.cli.render import dump
+from graph.errors import LineageError
+from graph.settings import get_settings
+
+T = TypeVar("T")
+
+@app.command("replay")
+def replay_cmd(
+    wipe: Annotated[bool, typer.Option("--wipe", help="Empty the graph first (it must be empty "
+                                                       "otherwise).")] = False,
+    engine: Annotated[str, typer.Option(help="python, or spark (exports the log to Parquet and "
+                                             "loads it in Spark partitions).")] = "python",
+) -> None:
+    """Rebuild the graph from the event log alone, from its first event."""
+    import tempfile
+
+    from ingest.export import export_parquet
+    from ingest.log import SQLiteLog
+    from ingest.pipeline import IngestReport
+    from ingest.read import RawItem
+    from ingest.worker import CONSUMER
+
+    settings = get_settings()
+    events = SQLiteLog(settings.log_path)
+    total = events.count()
+    report = IngestReport()
+    if engine not in ("python", "spark"):
+        raise fail("--engine must be python or spark", code=2)
+    try:
+        with writing_graph(settings) as graph:
+            nodes = graph.read("admin/count_nodes")[0]["nodes"]
+            if nodes and not wipe:
+                raise fail(f"the graph holds {nodes} nodes: replay rebuilds an empty graph; "
+                           "add --wipe to empty it first", code=2)
+            if nodes:
+                graph.run_statements("admin/wipe")
+            if engine == "spark":
+                last = events.last_seq()
+                with tempfile.TemporaryDirectory() as tmp:
+                    export_parquet(events, Path(tmp))
+                    spark_ingest_files(settings, [tmp], "local[*]", 20)
+                events.commit(CONSUMER, last)
+                return
+            ingester = make_ingester(graph, settings, None)
+            with Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("events", total=total)
+                last = 0
+                for chunk in chunks(events.scan(), 5000):
+                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event) for e in chunk], report,
+                                    progress=lambda n: bar.advance(task, n))
+                    last = chunk[-1].seq
+            events.commit(CONSUMER, last)
+    except LineageError as e:
+        raise fail(str(e)) from e
+    out.print(f"replayed {report.read} events: {report.loaded} loaded, {report.duplicates} duplicates, "
+              f"{len(report.rejected)} rejected")
+
+
+def chunks(it: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for x in it:
+        chunk.append(x)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@app.command("dead-letters")
+def dead_letters_cmd(
+    retry: Annotated[bool, typer.Option("--retry", help="Try to load each one again.")] = False,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Events that passed validation but could not be loaded, with the reason; --retry them."""
+    from ingest.log import SQLiteLog
+    from ingest.worker import retry_dead_letters
+
+    settings = get_settings()
+    events = SQLiteLog(settings.log_path)
+    if retry:
+        ok, failed = question(lambda g: retry_dead_letters(g, events, settings.facet_max_bytes))
+        out.print(f"retried: {ok} loaded, {failed} still failing")
+        return
+    letters = events.dead_letters()
+    if as_json:
+        dump([{"id": d.id, "seq": d.seq, "reason": d.reason, "failedAt": d.failed_at,
+                "retries": d.retries, "event": d.event} for d in letters])
+        return
+    if not letters:
+        out.print("no dead letters")
+        return
+    render.show_dead_letters(letters)
+
+
+@app.command("export")
+def export_cmd(
+    directory: Annotated[Path, typer.Argument(help="Where to write date=YYYY-MM-DD/ partitions")],
+    fmt: Annotated[str, typer.Option("--format", help="Only parquet for now.")] = "parquet",
+) -> None:
+    """Write the event log as date-partitioned Parquet (for a data lake, or `ingest --engine spark`)."""
+    from ingest.export import export_parquet
+    from ingest.log import SQLiteLog
+
+    if fmt != "parquet":
+        raise fail(f"--format {fmt}: only parquet is supported", code=2)
+    events = SQLiteLog(get_settings().log_path)
+    files, rows = export_parquet(events, directory)
+    out.print(f"wrote {rows} events to {files} Parquet files under {directory}")

@@ -1,0 +1,234 @@
+"""Questions: blast radius (``impact``), ``upstream``, ``show``, ``root-cause``, GDPR ``where``.
+
+Each one only reads the graph (see :func:`api.cli.common.reading_graph`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from api.cli import render
+from api.cli.app import app
+from api.cli.common import AS_OF, DEPTH, JSON, question, when
+from api.cli.render import dump
+
+if TYPE_CHECKING:
+    from graph.db import Graph
+
+impact_app = typer.Typer(help="Blast radius: what derives from a dataset, a column or a job.",
+                         no_args_is_help=True)
+app.add_typer(impact_app, name="impact")
+
+
+
+@impact_app.command("dataset")
+def impact_dataset(
+    namespace: Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")],
+    name: Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Every dataset derived from a dataset, and every job that reads them."""
+    from impact.blast_radius import dataset_blast_radius
+
+    show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t), as_of, as_json)
+
+
+@impact_app.command("job")
+def impact_job(
+    namespace: Annotated[str, typer.Argument(help="Job namespace")],
+    name: Annotated[str, typer.Argument(help="Job name")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
+    from impact.blast_radius import job_blast_radius
+
+    show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t), as_of, as_json)
+
+
+@impact_app.command("column")
+def impact_column(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    dataset: Annotated[str, typer.Argument(help="Name of the column's dataset")],
+    column: Annotated[str, typer.Argument(help="Column name")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Every column derived from a column, with the transformation of each step."""
+    from impact.blast_radius import column_blast_radius
+
+    show_impact(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t),
+                 as_of, as_json)
+
+
+upstream_app = typer.Typer(help="Upstream lineage: what a dataset or a column derives from.",
+                           no_args_is_help=True)
+app.add_typer(upstream_app, name="upstream")
+
+
+@upstream_app.command("dataset")
+def upstream_dataset_cmd(
+    namespace: Annotated[str, typer.Argument(help="Dataset namespace")],
+    name: Annotated[str, typer.Argument(help="Dataset name")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Every dataset a dataset derives from, nearest first."""
+    from impact.upstream import dataset_upstream
+
+    show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t), as_of, as_json)
+
+
+@upstream_app.command("column")
+def upstream_column_cmd(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    dataset: Annotated[str, typer.Argument(help="Name of the column's dataset")],
+    column: Annotated[str, typer.Argument(help="Column name")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Every column whose data a column comes from, with each step's transformation."""
+    from impact.upstream import column_upstream
+
+    show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t), as_of, as_json)
+
+
+def show_impact(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
+                as_json: bool) -> None:
+    moment = when(as_of)
+    answer = question(lambda graph: ask(graph, moment))
+    if as_json:
+        dump(answer)
+        return
+    render.show_impact(answer)
+
+
+show_app = typer.Typer(help="Look at one dataset or job: neighbours, freshness, last runs.",
+                       no_args_is_help=True)
+app.add_typer(show_app, name="show")
+root_app = typer.Typer(help="Root cause: which upstream run, input or schema change broke it.",
+                       no_args_is_help=True)
+app.add_typer(root_app, name="root-cause")
+
+
+
+@show_app.command("dataset")
+def show_dataset(
+    namespace: Annotated[str, typer.Argument(help="Dataset namespace")],
+    name: Annotated[str, typer.Argument(help="Dataset name")],
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Columns, writers and readers, upstream and downstream datasets, last run, freshness."""
+    import dataclasses
+
+    from graph.errors import NotFound
+    from impact.freshness import freshness
+
+    def ask(graph):  # type: ignore[no-untyped-def]
+        rows = graph.read("lookup/dataset", namespace=namespace, name=name)
+        if not rows:
+            raise NotFound("dataset", f"{namespace}:{name}")
+        return rows[0], freshness(graph, namespace, name)
+
+    row, fresh = question(ask)
+    if as_json:
+        dump({**row, "props": {k: v for k, v in row["props"].items() if k != "events"},
+               "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict}})
+        return
+    render.show_dataset(f"{namespace}:{name}", row, fresh.verdict)
+
+
+@show_app.command("job")
+def show_job(
+    namespace: Annotated[str, typer.Argument(help="Job namespace")],
+    name: Annotated[str, typer.Argument(help="Job name")],
+    runs: Annotated[int, typer.Option(help="How many recent runs to list.")] = 10,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """What a job reads and writes, its parent job, and its latest runs with status and duration."""
+    from graph.errors import NotFound
+
+    def ask(graph):  # type: ignore[no-untyped-def]
+        rows = graph.read("lookup/job", namespace=namespace, name=name, runs=runs)
+        if not rows:
+            raise NotFound("job", f"{namespace}:{name}")
+        return rows[0]
+
+    row = question(ask)
+    if as_json:
+        dump(row)
+        return
+    render.show_job(f"{namespace}:{name}", row)
+
+
+@root_app.command("dataset")
+def root_cause_dataset_cmd(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the wrong dataset")],
+    name: Annotated[str, typer.Argument(help="Name of the wrong dataset, e.g. a dashboard's table")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Rank upstream causes: failed runs, failed assertions, stale inputs, schema changes."""
+    from impact.root_cause import root_cause_dataset
+
+    moment = when(as_of)
+    show_root_cause(question(lambda g: root_cause_dataset(g, namespace, name, depth, moment)), as_json)
+
+
+@root_app.command("run")
+def root_cause_run_cmd(
+    run_id: Annotated[str, typer.Argument(help="The run's UUID")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+) -> None:
+    """Rank causes for a failed or wrong run: the run itself, then upstream of what it read."""
+    from impact.root_cause import root_cause_run
+
+    moment = when(as_of)
+    show_root_cause(question(lambda g: root_cause_run(g, run_id, depth, moment)), as_json)
+
+
+def show_root_cause(answer: Any, as_json: bool) -> None:
+    if as_json:
+        dump(answer)
+        return
+    render.show_root_cause(answer)
+
+
+@app.command("where")
+def where_cmd(
+    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    dataset: Annotated[str, typer.Argument(help="Dataset of the column, e.g. public.users")],
+    column: Annotated[str, typer.Argument(help="The column, e.g. email")],
+    depth: Annotated[int | None, DEPTH] = None,
+    as_of: Annotated[str | None, AS_OF] = None,
+    as_json: Annotated[bool, JSON] = False,
+    csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
+) -> None:
+    """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence."""
+    import dataclasses
+
+    from impact.gdpr import where_column_goes
+
+    moment = when(as_of)
+    report = question(lambda g: where_column_goes(g, namespace, dataset, column, depth, moment))
+    if csv_out:
+        sys.stdout.write(report.to_csv())
+        return
+    if as_json:
+        dump({**dataclasses.asdict(report), "counts": report.counts()})
+        return
+    render.show_where(report)

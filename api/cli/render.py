@@ -1,0 +1,149 @@
+"""How answers look in a terminal: tables, times, JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from rich.table import Table
+
+from api.cli.common import out
+
+
+def plain(value: Any) -> Any:
+    """A value ``json.dumps`` cannot write, as text (times in ISO 8601)."""
+    if hasattr(value, "to_native"):
+        value = value.to_native()
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def dump(value: Any) -> None:
+    """Print an answer as indented JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    print(json.dumps(value, default=plain, indent=2))
+
+
+def stamp(value: Any) -> str:
+    """A time to the minute, or nothing."""
+    if value is None:
+        return ""
+    value = value.to_native() if hasattr(value, "to_native") else value
+    return f"{value:%Y-%m-%d %H:%M}"
+
+
+def print_status(status: Any) -> None:
+    """A Neo4j server's state, addresses and login."""
+    table = Table(show_header=False, box=None)
+    table.add_row("state", status.state)
+    table.add_row("bolt", status.bolt_uri)
+    table.add_row("browser", status.browser_url)
+    table.add_row("user", status.user)
+    if status.password_file:
+        table.add_row("password", f"in {status.password_file}")
+    table.add_row("detail", status.detail)
+    out.print(table)
+
+
+def show_impact(answer: Any) -> None:
+    """A blast radius or an upstream walk as a table, with counts by kind."""
+    table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})")
+    for col in ("kind", "name", "distance", "why", "last seen", "owners", "beyond"):
+        table.add_column(col)
+    for i in answer.impacted:
+        table.add_row(i.kind, i.name, str(i.distance), i.why,
+                      f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
+                      ", ".join(i.owners), "" if i.beyond is None else str(i.beyond))
+    out.print(table)
+    out.print("by kind: " + ", ".join(f"{k} {v}" for k, v in answer.summary["kind"].items())
+              if answer.impacted else f"nothing {answer.direction} of it")
+    if any(i.beyond for i in answer.impacted):
+        out.print("beyond: how many impacted datasets lie downstream of that one", style="dim")
+
+
+def show_root_cause(answer: Any) -> None:
+    """Root-cause candidates, ranked, with their paths and the choke points."""
+    table = Table(title=f"root-cause candidates for {answer.target} "
+                        f"(reference time {answer.reference_time:%Y-%m-%d %H:%M})")
+    for c in ("#", "score", "kind", "distance", "what", "path"):
+        table.add_column(c)
+    for i, c in enumerate(answer.candidates, 1):
+        table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path))
+    out.print(table)
+    if answer.choke_points:
+        out.print("every upstream path passes through: " + ", ".join(answer.choke_points),
+                  highlight=False)
+    if not answer.candidates:
+        out.print(f"no candidate found among {answer.examined} datasets examined upstream")
+
+
+def show_where(report: Any) -> None:
+    """Where a column's data goes, labelled raw / transformed / masked / aggregated / influence."""
+    table = Table(title=f"where the data of {report.source} goes (depth {report.depth})")
+    for c in ("label", "column", "distance", "via jobs", "last flowed"):
+        table.add_column(c)
+    style = {"raw": "bold red", "transformed": "yellow", "masked": "green"}
+    for r in report.reaches:
+        table.add_row(f"[{style.get(r.label, 'dim')}]{r.label}[/]", f"{r.dataset}.{r.column}",
+                      str(r.distance), ", ".join(r.jobs), stamp(r.last_flowed))
+    out.print(table)
+    counts = report.counts()
+    out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
+
+
+def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
+    """One dataset: what it is, who writes and reads it, its neighbours, last run, columns."""
+    out.print(f"[bold]{key}[/]", highlight=False)
+    p = row["props"]
+    info = Table(show_header=False, box=None)
+    for label, value in (("description", p.get("description")),
+                         ("owners", ", ".join(p.get("owners") or [])),
+                         ("written by", ", ".join(row["writers"])),
+                         ("read by", ", ".join(row["readers"])),
+                         ("upstream", ", ".join(u["dataset"] for u in row["upstream"])),
+                         ("downstream", ", ".join(d["dataset"] for d in row["downstream"])),
+                         ("freshness", verdict)):
+        if value:
+            info.add_row(label, value)
+    run = row["lastRun"]
+    if run:
+        took = (run["end"].to_native() - run["start"].to_native()) if run["end"] and run["start"] else None
+        info.add_row("last run", f"{run['state']} {run['job']} started {stamp(run['start'])}, ended "
+                     f"{stamp(run['end']) or '-'}" + (f" ({took})" if took else "")
+                     + (f": {run['errorMessage']}" if run["errorMessage"] else ""))
+    out.print(info)
+    cols = Table(title="columns")
+    for c in ("name", "type", "description"):
+        cols.add_column(c)
+    for c in row["columns"]:
+        cols.add_row(c["name"], c["type"] or "", c["description"] or "")
+    out.print(cols)
+
+
+def show_job(key: str, row: dict[str, Any]) -> None:
+    """One job: what it reads and writes, its parents, its latest runs."""
+    out.print(f"[bold]job {key}[/]", highlight=False)
+    info = Table(show_header=False, box=None)
+    info.add_row("reads", ", ".join(row["reads"]) or "-")
+    info.add_row("writes", ", ".join(row["writes"]) or "-")
+    if row["parents"]:
+        info.add_row("parent", ", ".join(row["parents"]))
+    out.print(info)
+    table = Table(title="latest runs")
+    for c in ("run", "state", "start", "end", "duration", "error"):
+        table.add_column(c)
+    for r in row["runs"]:
+        took = (r["end"].to_native() - r["start"].to_native()) if r["end"] and r["start"] else ""
+        table.add_row(r["runId"], r["state"] or "", stamp(r["start"]), stamp(r["end"]), str(took),
+                      r["errorMessage"] or "")
+    out.print(table)
+
+
+def show_dead_letters(letters: list[Any]) -> None:
+    table = Table(title="dead letters")
+    for c in ("id", "log seq", "reason", "retries"):
+        table.add_column(c)
+    for d in letters:
+        table.add_row(str(d.id), str(d.seq), d.reason, str(d.retries))
+    out.print(table)

@@ -1,0 +1,87 @@
+"""The local Neo4j (``lineage neo4j start|stop|status``) and its schema (``lineage schema apply``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from api.cli.app import app
+from api.cli.common import err, fail, local_server, out
+from api.cli.render import print_status
+from graph.errors import LineageError
+from graph.settings import Settings, get_settings
+
+neo4j_app = typer.Typer(help="Run the local Neo4j server: start, stop, status.",
+                        no_args_is_help=True)
+app.add_typer(neo4j_app, name="neo4j")
+schema_app = typer.Typer(help="The graph's constraints and indexes.", no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+
+
+@neo4j_app.command("start")
+def neo4j_start() -> None:
+    """Provision (first time) and start the local Neo4j; print how to connect."""
+    settings = get_settings()
+    if not settings.uses_local_server:
+        raise fail(f"NEO4J_URI is set ({settings.neo4j_uri}): that server is not ours to start")
+    server = local_server(settings)
+    try:
+        with err.status("starting Neo4j (the first start assembles it with Maven)…"):
+            status, started = server.start()
+    except LineageError as e:
+        raise fail(str(e)) from e
+    out.print("Neo4j started." if started else "Neo4j is already running; nothing to do.")
+    _apply_schema(settings)
+    print_status(status)
+
+
+@neo4j_app.command("stop")
+def neo4j_stop() -> None:
+    """Stop the local Neo4j cleanly."""
+    settings = get_settings()
+    try:
+        stopped = local_server(settings).stop()
+    except LineageError as e:
+        raise fail(str(e)) from e
+    out.print("Neo4j stopped." if stopped else "Neo4j was not running.")
+
+
+@neo4j_app.command("status")
+def neo4j_status(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show whether Neo4j runs, its Bolt URI, Browser URL and login. Exit 1 if not running."""
+    from graph.local_server import external_status
+
+    settings = get_settings()
+    status = (local_server(settings).status() if settings.uses_local_server
+              else external_status(settings))
+    if as_json:
+        print(status.to_json())
+    else:
+        print_status(status)
+    if status.state not in ("running", "external"):
+        raise typer.Exit(1)
+
+
+@schema_app.command("apply")
+def schema_apply() -> None:
+    """Create the constraints and indexes (idempotent). `lineage neo4j start` and `lineage up` do it
+    for the local Neo4j; run it once on your own Neo4j (NEO4J_URI) with a user that may."""
+    _apply_schema(get_settings())
+    out.print("schema applied")
+
+
+def _apply_schema(settings: Settings) -> None:
+    from graph.db import Graph, connect
+    from graph.schema import apply_schema
+
+    try:
+        graph = Graph(connect(settings), timeout=settings.query_timeout)
+        try:
+            apply_schema(graph)
+        finally:
+            graph.close()
+    except LineageError as e:
+        raise fail(str(e)) from e
