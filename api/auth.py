@@ -11,10 +11,12 @@ import hmac
 import ipaddress
 from dataclasses import dataclass
 
+from graph.errors import LineageError
+
 SCOPES = ("read", "write")
 
 
-class TokenConfigError(ValueError):
+class TokenConfigError(LineageError, ValueError):
     pass
 
 

@@ -19,7 +19,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from graph.errors import DatabaseUnavailable, NotFound, QueryError, QueryTimeout, ServerError
+from graph.errors import (
+    DatabaseUnavailable,
+    LineageError,
+    NotFound,
+    QueryError,
+    QueryTimeout,
+    ServerError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +60,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 """The error answers every read operation may give, for the API description."""
 
 
-class BadParam(Exception):
+class BadParam(LineageError):
     """A parameter that FastAPI's types let through but the question refuses (422)."""
 
     def __init__(self, field: str, message: str, where: str = "query") -> None:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.errors import LineageError
 from ingest.bounds import NotJson, loads
 from ingest.validate import validate
 
@@ -21,7 +22,7 @@ NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl
                 "application/x-jsonlines", "application/json-seq")
 
 
-class BodyError(Exception):
+class BodyError(LineageError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status

@@ -1,4 +1,7 @@
-"""The one exception root of lineage-graph.
+"""The one exception root of lineage-graph, and the errors every part shares.
+
+Errors and settings (``graph.settings``) live in ``graph/``, the ground layer every other part
+already depends on; each part's own errors derive from :class:`LineageError` too:
 
 ::
 
@@ -11,7 +14,15 @@
     │   └── TooLarge             … because Neo4j refused the transaction for its memory
     ├── QueryLibraryError        a .cypher file is malformed (carries file and line)
     ├── EventError               an OpenLineage event is rejected (carries where and why)
-    └── NotFound                 a dataset, column, job or run asked about does not exist
+    ├── NotFound                 a dataset, column, job or run asked about does not exist
+    ├── NotJson                  (ingest.bounds) a payload is not JSON, or holds NaN / Infinity
+    ├── LogError                 (ingest.log) the event log cannot be read or written
+    ├── CheckInputError          (impact.check) a change to check names what the graph lacks
+    ├── DocumentError            (impact.change_doc) a change document is malformed
+    ├── BadNodeId                (impact.lineage_graph) a Marquez nodeId cannot be parsed
+    ├── TokenConfigError         (api.auth) LINEAGE_API_TOKENS is malformed
+    ├── BodyError                (api.receive) a request body cannot be taken (413, 415, 400)
+    └── BadParam                 (api.errors) a request parameter the question refuses (422)
 """
 
 from __future__ import annotations

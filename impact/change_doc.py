@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from graph.errors import LineageError
+
 OPS = ("drop_column", "rename_column", "retype_column", "add_column", "drop_dataset",
        "rename_dataset", "remove_input")
 _Text = Annotated[str, Field(min_length=1)]
@@ -89,7 +91,7 @@ class EventChange(_Doc):
     outputs: list[DatasetDoc] | None = None
 
 
-class DocumentError(ValueError):
+class DocumentError(LineageError, ValueError):
     """A change document that does not have the shape its kind needs; says which field."""
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.db import Graph
-from graph.errors import NotFound
+from graph.errors import LineageError, NotFound
 from impact.blast_radius import clamp_depth
 
 KINDS = {"dataset": "Dataset", "job": "Job", "datasetField": "Column"}
@@ -38,7 +38,7 @@ class NodeId:
         return ":".join([self.kind, self.namespace, self.name] + ([self.field] if self.field else []))
 
 
-class BadNodeId(ValueError):
+class BadNodeId(LineageError, ValueError):
     pass
 
 

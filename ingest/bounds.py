@@ -22,12 +22,14 @@ import json
 import math
 from typing import Any
 
+from graph.errors import LineageError
+
 MAX_DEPTH = 64
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 _MAX_REASONS = 5
 
 
-class NotJson(ValueError):
+class NotJson(LineageError, ValueError):
     """A JSON text uses a constant JSON does not have (NaN, Infinity)."""
 
 

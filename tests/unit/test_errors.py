@@ -1,0 +1,37 @@
+"""Every error lineage-graph defines derives from the one root and is drawn in its tree."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import graph.errors
+from graph.errors import LineageError
+
+PACKAGES = ("api", "graph", "impact", "ingest")
+SKIP = {"api.cli.__main__", "ingest.spark_ingest"}  # runs the CLI / needs PySpark
+
+
+def _our_exceptions() -> dict[str, type[BaseException]]:
+    found = {}
+    for package in PACKAGES:
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            if info.name in SKIP:
+                continue
+            module = importlib.import_module(info.name)
+            for name, value in vars(module).items():
+                if (inspect.isclass(value) and issubclass(value, BaseException)
+                        and value.__module__ == info.name and not name.startswith("_")):
+                    found[f"{info.name}.{name}"] = value
+    return found
+
+
+def test_every_error_derives_from_the_root_and_is_in_the_tree() -> None:
+    tree = graph.errors.__doc__ or ""
+    found = _our_exceptions()
+    assert len(found) >= 15
+    for qualified, error in found.items():
+        assert issubclass(error, LineageError), f"{qualified} does not derive from LineageError"
+        assert f" {error.__name__} " in tree or error is LineageError, f"{qualified} is not drawn in graph.errors' tree"
