@@ -19,7 +19,8 @@ from api.errors import BadParam
 from api.metrics import Counters
 from graph.db import Graph, connect
 from graph.settings import Settings
-from ingest.log import GroupCommitter, SQLiteLog
+from ingest.group_commit import GroupCommitter
+from ingest.log import SQLiteLog
 from ingest.times import parse_time
 
 

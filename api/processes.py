@@ -15,8 +15,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from graph.local_server import process_alive
 from graph.private import PRIVATE_UMASK, private_dir, private_file
+from graph.probes import process_alive
 from graph.settings import Settings
 
 SERVICES = ("api", "worker")

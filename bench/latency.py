@@ -35,10 +35,10 @@ from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
-from impact.gdpr import where_column_goes
-from impact.lineage_graph import column_lineage, lineage
+from impact.marquez_lineage import column_lineage, lineage
 from impact.root_cause import root_cause_dataset
 from impact.upstream import dataset_upstream
+from impact.where import where
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 
@@ -222,7 +222,7 @@ def main() -> None:
 
     ours, sizes = [], []
     for name, col in src_cols:
-        ms, ans = timed(lambda n=name, c=col: where_column_goes(graph, NS, n, c, 20))
+        ms, ans = timed(lambda n=name, c=col: where(graph, NS, n, c, 20))
         ours.append(ms)
         sizes.append(len(ans.reaches))
     record("GDPR where, column, depth 20", ours, None, sizes)

@@ -19,7 +19,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── LogError                 (ingest.log) the event log cannot be read or written
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
     ├── DocumentError            (impact.change_doc) a change document is malformed
-    ├── BadNodeId                (impact.lineage_graph) a Marquez nodeId cannot be parsed
+    ├── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
     ├── TokenConfigError         (api.auth) LINEAGE_API_TOKENS is malformed
     ├── BodyError                (api.receive) a request body cannot be taken (413, 415, 400)
     └── BadParam                 (api.errors) a request parameter the question refuses (422)

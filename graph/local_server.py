@@ -25,14 +25,13 @@ import shutil
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
 from graph.private import PRIVATE_UMASK, private_dir, private_file
+from graph.probes import bolt_ok, http_ok, process_alive, read_pid
 from graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -184,7 +183,7 @@ class LocalServer:
             return self.status(), False
         if current.state == "crashed":
             self.pid_file.unlink(missing_ok=True)
-        if _http_ok(self.http_url):
+        if http_ok(self.http_url):
             raise ServerError(
                 f"something else already answers on {self.http_url}; stop it or set "
                 "LINEAGE_NEO4J_HTTP_PORT and LINEAGE_NEO4J_BOLT_PORT to free ports"
@@ -209,12 +208,12 @@ class LocalServer:
 
     def status(self) -> ServerStatus:
         """Running (process alive and answering), stopped, or crashed (stale pid file)."""
-        pid = _read_pid(self.pid_file)
+        pid = read_pid(self.pid_file)
         if pid is None:
             state, detail = "stopped", "no server process"
         elif not process_alive(pid):
             state, detail = "crashed", f"pid {pid} in {self.pid_file} is gone; it did not stop cleanly"
-        elif _http_ok(self.http_url):
+        elif http_ok(self.http_url):
             state, detail = "running", f"answering on {self.http_url}"
         else:
             state, detail = "starting", f"pid {pid} alive but not answering yet"
@@ -233,9 +232,9 @@ class LocalServer:
     def _wait_until_answering(self) -> None:
         deadline = time.monotonic() + self.settings.neo4j_start_timeout
         while time.monotonic() < deadline:
-            if _http_ok(self.http_url) and _bolt_ok(self.bolt_uri, self.password()):
+            if http_ok(self.http_url) and bolt_ok(self.bolt_uri, self.password()):
                 return
-            pid = _read_pid(self.pid_file)
+            pid = read_pid(self.pid_file)
             if pid is not None and not process_alive(pid):
                 raise ServerError(f"Neo4j exited while starting:\n{self._log_tail()}")
             time.sleep(0.5)
@@ -254,7 +253,7 @@ class LocalServer:
 def external_status(settings: Settings) -> ServerStatus:
     """Status of a server the user points at with NEO4J_URI (we neither start nor stop it)."""
     assert settings.neo4j_uri is not None
-    ok = _bolt_ok(settings.neo4j_uri, settings.neo4j_password or "", user=settings.neo4j_user)
+    ok = bolt_ok(settings.neo4j_uri, settings.neo4j_password or "", user=settings.neo4j_user)
     return ServerStatus(
         state="external" if ok else "unreachable",
         bolt_uri=settings.neo4j_uri,
@@ -276,49 +275,6 @@ def _java_binary() -> str:
     if java is None:
         raise ConfigError("Java 17 is needed to run Neo4j 5.26: no `java` on PATH and no JAVA_HOME")
     return java
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process runs (a zombie, exited but not yet reaped, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie counts as dead: it has exited but was not reaped yet.
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return True
-
-
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (loopback only)
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _bolt_ok(uri: str, password: str, user: str = _USER) -> bool:
-    from neo4j import GraphDatabase
-    from neo4j.exceptions import Neo4jError, ServiceUnavailable
-
-    try:
-        with GraphDatabase.driver(uri, auth=(user, password), connection_timeout=3) as driver:
-            driver.verify_connectivity()
-        return True
-    except (ServiceUnavailable, Neo4jError, OSError):
-        return False
 
 
 def new_password() -> str:

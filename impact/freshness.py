@@ -14,7 +14,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import NotFound
-from impact.blast_radius import _native
+from impact.answers import native_time
 
 TOLERANCE = 1.5
 
@@ -72,14 +72,14 @@ def freshness(graph: Graph, namespace: str, name: str, as_of: datetime | None = 
         raise NotFound("dataset", f"{namespace}:{name}")
     r = rows[0]
     checked = as_of or now or datetime.now(UTC)
-    times = [t for t in (_native(x) for x in r["successes"]) if t is not None]
+    times = [t for t in (native_time(x) for x in r["successes"]) if t is not None]
     last, cadence, due, late = assess(times, checked)
     return Freshness(f"{namespace}:{name}", checked, last, cadence, due, late, len(times),
                      tuple(run_states(r["latestRuns"])))
 
 
 def run_states(rows: list[dict[str, Any]]) -> list[RunState]:
-    return [RunState(x["job"], x["runId"], x["state"], _native(x["time"]), x.get("errorMessage"))
+    return [RunState(x["job"], x["runId"], x["state"], native_time(x["time"]), x.get("errorMessage"))
             for x in rows]
 
 

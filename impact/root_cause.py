@@ -22,8 +22,8 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import NotFound
-from impact.analysis import choke_points, flow_graph
-from impact.blast_radius import _native, clamp_depth, require_dataset
+from impact.answers import clamp_depth, native_time, require_dataset
+from impact.flow import choke_points, flow_graph
 from impact.freshness import assess, run_states
 
 WEIGHT = {"failed run": 100, "failed assertion": 80, "stale input": 60, "missing input": 60,
@@ -76,7 +76,7 @@ def root_cause_run(graph: Graph, run_id: str, depth: int | None = None,
                              {"job": run["job"], "runId": run_id, "state": props["state"],
                               "errorMessage": props.get("errorMessage")}))
     inputs = [{"namespace": i["namespace"], "name": i["name"]} for i in run["inputs"]]
-    when = as_of or _native(props.get("stateTime"))
+    when = as_of or native_time(props.get("stateTime"))
     return _rank(graph, f"run {run_id}", inputs, clamp_depth(depth), when, recent, own, offset=1)
 
 
@@ -87,11 +87,11 @@ def _rank(graph: Graph, target: str, starts: list[dict[str, str]], depth: int,
     start_keys = {f"{s['namespace']}:{s['name']}" for s in starts}
     start_rows = [r for r in rows if r["distance"] == 0]
     reference = as_of or max((t for r in start_rows for x in r["latestRuns"]
-                              if (t := _native(x["time"])) is not None),
+                              if (t := native_time(x["time"])) is not None),
                              default=datetime.now(UTC))
     # the broken datasets' previous success: inputs not refreshed since then are stale
     previous = [sorted(ts, reverse=True)[1] for r in start_rows
-                if len(ts := [t for t in map(_native, r["successes"]) if t]) > 1]
+                if len(ts := [t for t in map(native_time, r["successes"]) if t]) > 1]
     baseline = min(previous) if previous else None
     flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
     chokes = [c for s in start_keys for c in choke_points(flow, s)]
@@ -123,7 +123,7 @@ def _candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: d
     if r["failedAssertions"]:
         add("failed assertion", f"{key} failed data-quality assertions: "
             + ", ".join(r["failedAssertions"]), assertions=list(r["failedAssertions"]))
-    successes = [t for t in map(_native, r["successes"]) if t]
+    successes = [t for t in map(native_time, r["successes"]) if t]
     last, cadence, due, late = assess(successes, reference)
     if r["producers"] and not failed and r["distance"] > 0:
         if last is None:
@@ -136,8 +136,8 @@ def _candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: d
             add("stale input", f"{key} is late: last success {last:%Y-%m-%d %H:%M}, due by "
                 f"{due:%Y-%m-%d %H:%M}", lastSuccess=last, cadence=cadence, due=due)
     window = reference - recent
-    added = [a for a in r["added"] if (t := _native(a["time"])) and window <= t <= reference]
-    dropped = [d for d in r["dropped"] if (t := _native(d["time"])) and window <= t <= reference]
+    added = [a for a in r["added"] if (t := native_time(a["time"])) and window <= t <= reference]
+    dropped = [d for d in r["dropped"] if (t := native_time(d["time"])) and window <= t <= reference]
     if added or dropped:
         parts = ([f"added {', '.join(a['column'] for a in added)}"] if added else []) + \
                 ([f"dropped {', '.join(d['column'] for d in dropped)}"] if dropped else [])

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from graph.db import Graph
-from impact.blast_radius import (
+from impact.answers import (
     BlastRadius,
-    _column,
-    _dataset,
     clamp_depth,
+    column_step,
+    dataset_step,
     require_column,
     require_dataset,
     summarise,
@@ -21,7 +21,7 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
     """Datasets that ``namespace:name`` derives from, each at its shortest distance."""
     require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
-    found = tuple(_dataset(r) for r in graph.read("impact/upstream_datasets", namespace=namespace,
+    found = tuple(dataset_step(r) for r in graph.read("impact/upstream_datasets", namespace=namespace,
                                                   name=name, depth=depth, asOf=as_of))
     return BlastRadius(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream")
 
@@ -31,7 +31,7 @@ def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
     """Columns whose data ``namespace:dataset.column`` comes from."""
     require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
-    found = tuple(_column(r) for r in graph.read(
+    found = tuple(column_step(r) for r in graph.read(
         "impact/upstream_columns", namespace=namespace, dataset=dataset, column=column,
         depth=depth, asOf=as_of))
     return BlastRadius(f"column {namespace}:{dataset}.{column}", depth, found, summarise(found),

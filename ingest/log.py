@@ -3,8 +3,8 @@
 Append-only, ordered by sequence number, replayable from the beginning. The embedded default is
 SQLite in WAL mode with ``synchronous=FULL`` (a commit is on disk when ``append`` returns), safe
 with several API processes (SQLite's locking, with a busy timeout). Concurrent requests in one
-process share commits through :class:`GroupCommitter`, so throughput does not collapse to one
-fsync per request.
+process share commits through :class:`ingest.group_commit.GroupCommitter`, so throughput does not
+collapse to one fsync per request.
 
 The worker's position and the dead letters live in the same file. A deployment that wants Kafka
 implements :class:`EventLog` on top of a topic (append = produce with acks=all, read = consume
@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import functools
 import json
-import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -274,61 +272,3 @@ class SQLiteLog:
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-
-
-class GroupCommitter:
-    """Shares one log commit among the appends of concurrent requests (group commit).
-
-    ``enqueue`` hands events to a writer thread and returns a future completed once they are
-    durable; the thread writes whatever has queued up meanwhile in one transaction, so N concurrent
-    requests cost one fsync.
-    """
-
-    def __init__(self, log: SQLiteLog, max_batch: int = 5000) -> None:
-        self.log = log
-        self.max_batch = max_batch
-        self._queue: queue.Queue[tuple[list[str], Future[list[int]]] | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
-        self._thread.start()
-
-    def enqueue(self, events: list[dict[str, Any]]) -> Future[list[int]]:
-        """Append ``events`` with the next group: the future gets their sequence numbers once
-        they are durable (an event loop awaits it without a thread hop)."""
-        bodies = encode(events)  # ValueError here fails this request alone, before any group
-        future: Future[list[int]] = Future()
-        self._queue.put((bodies, future))
-        return future
-
-    def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            group = [item]
-            size = len(item[0])
-            while size < self.max_batch:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self._queue.put(None)
-                    break
-                group.append(nxt)
-                size += len(nxt[0])
-            try:
-                seqs = self.log.append_encoded([b for bodies, _ in group for b in bodies])
-            except Exception as e:  # every waiter learns the append failed; nothing was acked
-                for _, future in group:
-                    if not future.done():
-                        future.set_exception(e)
-                continue
-            start = 0
-            for bodies, future in group:
-                if not future.done():
-                    future.set_result(seqs[start:start + len(bodies)])
-                start += len(bodies)

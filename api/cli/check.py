@@ -37,8 +37,10 @@ def check_cmd(
 ) -> None:
     """Pre-deploy check: would this change break a real downstream consumer? Exit 0 pass, 1 fail,
     2 usage or input error (unknown dataset or column, malformed change)."""
-    from impact.blast_radius import clamp_depth
-    from impact.check import CheckInputError, check, parse_change, to_json, to_markdown, to_text
+    from api.reports import check_json, check_markdown, check_text
+    from impact.answers import clamp_depth
+    from impact.changes import CheckInputError, parse_change
+    from impact.check import check
 
     if fail_on not in ("breaking", "risky", "never"):
         raise fail("--fail-on must be breaking, risky or never", code=2)
@@ -62,7 +64,7 @@ def check_cmd(
         raise fail(str(e), code=2) from e
     except LineageError as e:
         raise fail(str(e)) from e
-    sys.stdout.write({"text": to_text, "markdown": to_markdown, "json": to_json}[fmt](report))
+    sys.stdout.write({"text": check_text, "markdown": check_markdown, "json": check_json}[fmt](report))
     if report.fails(fail_on):
         raise typer.Exit(1)
 

@@ -102,7 +102,7 @@ def spark_ingest_files(settings: Settings, paths: list[str], master: str, show_r
 
 
 def make_ingester(graph: Graph, settings: Settings, batch_size: int | None) -> Ingester:
-    from ingest.pipeline import relax_gc
+    from ingest.pipeline import Ingester, relax_gc
 
     relax_gc()
     return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes)

@@ -16,6 +16,7 @@ from api.cli import render
 from api.cli.app import app
 from api.cli.common import AS_OF, DEPTH, JSON, question, when
 from api.cli.render import dump
+from api.reports import where_csv
 
 if TYPE_CHECKING:
     from graph.db import Graph
@@ -221,12 +222,12 @@ def where_cmd(
     """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence."""
     import dataclasses
 
-    from impact.gdpr import where_column_goes
+    from impact.where import where
 
     moment = when(as_of)
-    report = question(lambda g: where_column_goes(g, namespace, dataset, column, depth, moment))
+    report = question(lambda g: where(g, namespace, dataset, column, depth, moment))
     if csv_out:
-        sys.stdout.write(report.to_csv())
+        sys.stdout.write(where_csv(report))
         return
     if as_json:
         dump({**dataclasses.asdict(report), "counts": report.counts()})

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from api.deps import READ, Depth, G
 from api.errors import RESPONSES, BadParam
-from impact import lineage_graph as lg
+from impact import marquez_lineage as lg
 
 router = APIRouter(tags=["marquez"], dependencies=[READ], responses=RESPONSES)
 

@@ -11,10 +11,14 @@ from fastapi.responses import PlainTextResponse
 from api.deps import READ, AsOf, Depth, G, Name, Ns
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
+from api.reports import where_csv
 from impact import blast_radius as br
 from impact import check as check_mod
 from impact import freshness as fr
-from impact import gdpr, root_cause, upstream
+from impact import root_cause, upstream
+from impact import where as where_q
+from impact.answers import clamp_depth
+from impact.changes import CheckInputError, parse_change
 
 router = APIRouter(tags=["questions"], dependencies=[READ], responses=RESPONSES)
 
@@ -65,9 +69,9 @@ def root_cause_run(graph: G, run_id: str, as_of: AsOf, depth: Depth = None) -> A
             responses={200: {"content": {"text/csv": {}}}})
 def where(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf, depth: Depth = None,
           format: Literal["json", "csv"] = "json") -> Any:
-    report = gdpr.where_column_goes(graph, namespace, dataset, column, depth, as_of)
+    report = where_q.where(graph, namespace, dataset, column, depth, as_of)
     if format == "csv":
-        return PlainTextResponse(report.to_csv(), media_type="text/csv")
+        return PlainTextResponse(where_csv(report), media_type="text/csv")
     return to_json({**dataclasses.asdict(report), "counts": report.counts()})
 
 
@@ -86,9 +90,9 @@ def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
                  stale_days: Annotated[int, Query(ge=0, le=36_500)] = 30,
                  exclude_stale: bool = False) -> Any:
     try:
-        changes = check_mod.parse_change(body, graph)
-        report = check_mod.check(graph, changes, depth=br.clamp_depth(depth), as_of=as_of,
+        changes = parse_change(body, graph)
+        report = check_mod.check(graph, changes, depth=clamp_depth(depth), as_of=as_of,
                                  stale_days=stale_days, exclude_stale=exclude_stale)
-    except check_mod.CheckInputError as e:
+    except CheckInputError as e:
         raise BadParam("body", str(e), where="body") from e
     return to_json(report)

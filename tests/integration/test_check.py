@@ -19,9 +19,11 @@ from typer.testing import CliRunner
 
 from api.app import create_app
 from api.cli import app
+from api.reports import check_markdown
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from impact.check import Change, CheckInputError, check, parse_change, to_markdown, widens
+from impact.changes import Change, CheckInputError, parse_change
+from impact.check import check, widens
 from tests.conftest import server_settings
 from tests.helpers import dataset, ingest_events, new_run_id, run_event
 
@@ -131,7 +133,7 @@ def test_unknown_columns_and_datasets_are_input_errors(scenario: Graph) -> None:
 
 
 def test_markdown_report_reads_as_a_pull_request_comment(scenario: Graph) -> None:
-    md = to_markdown(check(scenario, [Change("drop_column", "ns", "raw_users", "email")], now=NOW))
+    md = check_markdown(check(scenario, [Change("drop_column", "ns", "raw_users", "email")], now=NOW))
     lines = md.splitlines()
     assert lines[0] == "### :x: lineage check: **BREAKING**"
     assert lines[2].startswith("2 breaking, 1 risky, 0 safe for 1 change(s): `drop column ns:raw_users.email`")

@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from api.reports import where_csv
 from graph.db import Graph
 from graph.errors import NotFound
 from impact.freshness import assess, freshness
-from impact.gdpr import where_column_goes
 from impact.root_cause import root_cause_dataset, root_cause_run
 from impact.upstream import column_upstream, dataset_upstream
+from impact.where import where
 from tests.conftest import wipe
 from tests.helpers import dataset, ingest_events, new_run_id, run_event
 
@@ -45,7 +46,7 @@ def _load_columns(graph: Graph, edges: list[tuple[str, str, int]],
 
 
 def _labels(graph: Graph, source: str, depth: int | None = None) -> dict[str, tuple[str, int]]:
-    report = where_column_goes(graph, "ns", source, "c", depth)
+    report = where(graph, "ns", source, "c", depth)
     return {r.dataset: (r.label, r.distance) for r in report.reaches}
 
 
@@ -65,7 +66,7 @@ def test_raw_copy_behind_a_masked_shortcut_is_still_raw(graph: Graph) -> None:
 def test_each_label_and_raw_reaches_first(graph: Graph) -> None:
     _load_columns(graph, [("t", "users", 3), ("m", "users", 2), ("a", "users", 1),
                           ("f", "users", 0), ("r", "users", 4), ("ma", "m", 1), ("rt", "r", 3)])
-    report = where_column_goes(graph, "ns", "users", "c")
+    report = where(graph, "ns", "users", "c")
     assert [(r.dataset, r.label) for r in report.reaches][:1] == [("r", "raw")]
     assert {r.dataset: r.label for r in report.reaches} == {
         "r": "raw", "t": "transformed", "rt": "transformed", "m": "masked", "a": "aggregated",
@@ -76,7 +77,7 @@ def test_each_label_and_raw_reaches_first(graph: Graph) -> None:
     assert [s.job for s in rt.steps] == ["make_r", "make_rt"]
     assert rt.steps[0].source == "ns:users.c" and rt.steps[-1].target == "ns:rt.c"
     assert all(s.run for s in rt.steps) and rt.last_flowed is not None
-    csv_text = report.to_csv()
+    csv_text = where_csv(report)
     assert csv_text.splitlines()[0].startswith("namespace,dataset,column,label")
     assert "ns,rt,c,transformed,2,ns:users.c -> ns:r.c -> ns:rt.c,make_r make_rt" in csv_text
 
@@ -92,13 +93,13 @@ def test_hash_in_the_description_counts_as_masking(graph: Graph) -> None:
         "namespace": "ns", "name": "users", "field": "c", "transformations": [{
             "type": "DIRECT", "subtype": "TRANSFORMATION", "description": "sha2(email, 256) hash"}]}]}}}
     ingest_events(graph, [event])
-    report = where_column_goes(graph, "ns", "users", "c")
+    report = where(graph, "ns", "users", "c")
     assert [(r.column, r.label) for r in report.reaches] == [("email_sha", "masked")]
 
 
 def test_unknown_column_is_not_found(graph: Graph) -> None:
     with pytest.raises(NotFound, match="no column ns:users.nope"):
-        where_column_goes(graph, "ns", "users", "nope")
+        where(graph, "ns", "users", "nope")
 
 
 _NAMES = [f"t{i}" for i in range(6)]

@@ -19,7 +19,7 @@ import pytest
 
 from graph.db import Graph
 from impact.blast_radius import column_blast_radius
-from impact.gdpr import where_column_goes
+from impact.where import where
 from tests.conftest import wipe
 from tests.helpers import PRODUCER, ingest_events, rows
 
@@ -138,7 +138,7 @@ def test_questions_report_the_latest_run_of_a_repeated_lineage(graph: Graph) -> 
                              WHERE e.lineageDigest = j.lineageDigest AND e.lastSeen < j.lineageLastSeen
                              RETURN count(*) AS n""")
     assert behind["n"] > 0
-    report = where_column_goes(graph, NS, "src", "a", depth=5)
+    report = where(graph, NS, "src", "a", depth=5)
     steps = [s for reach in report.reaches for s in reach.steps]
     assert steps, "the GDPR walk from src.a found nothing"
     for step in steps:

@@ -21,8 +21,8 @@ from api.demo import run_pipeline  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
 from impact.blast_radius import dataset_blast_radius  # noqa: E402
-from impact.gdpr import where_column_goes  # noqa: E402
 from impact.root_cause import root_cause_dataset  # noqa: E402
+from impact.where import where  # noqa: E402
 from ingest.log import SQLiteLog  # noqa: E402
 from ingest.worker import Worker  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
@@ -119,7 +119,7 @@ def test_column_edges_keep_the_listeners_transformations(demo: Demo) -> None:
 
 
 def test_gdpr_finds_the_raw_copy_and_the_masked_hashes(demo: Demo) -> None:
-    report = where_column_goes(demo.graph, "file", f"{demo.wh}/raw/users", "email")
+    report = where(demo.graph, "file", f"{demo.wh}/raw/users", "email")
     labels = {(r.dataset.removeprefix(demo.wh + "/"), r.column): r.label for r in report.reaches}
     assert labels[("ml/user_features", "email")] == "raw"
     assert labels[("staging/users_clean", "email_hash")] == "masked"

@@ -17,7 +17,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import LineageError, NotFound
-from impact.blast_radius import clamp_depth
+from impact.answers import clamp_depth
 
 KINDS = {"dataset": "Dataset", "job": "Job", "datasetField": "Column"}
 # Every split of an id at its ':' is a candidate (namespaces hold ':' themselves). Bounded so that

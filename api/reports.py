@@ -1,0 +1,75 @@
+"""Reports as files: the pre-deploy check as text, Markdown (a pull-request comment) or JSON, and
+the GDPR reach as CSV (evidence). Both front doors render with these."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+
+from impact.check import Report
+from impact.where import WhereReport
+
+
+def where_csv(report: WhereReport) -> str:
+    """Every column the data reaches, one row each, with its label, path, jobs, runs and when."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["namespace", "dataset", "column", "label", "distance", "path", "jobs", "runs",
+                "last_flowed"])
+    for r in report.reaches:
+        path = " -> ".join([r.steps[0].source, *(s.target for s in r.steps)])
+        w.writerow([r.namespace, r.dataset, r.column, r.label, r.distance, path, " ".join(r.jobs),
+                    " ".join(s.run for s in r.steps if s.run),
+                    r.last_flowed.isoformat() if r.last_flowed else ""])
+    return buf.getvalue()
+
+
+def check_json(report: Report) -> str:
+    """The check's report as JSON (times in ISO 8601)."""
+    return json.dumps(asdict(report), indent=2,
+                      default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
+
+
+def check_text(report: Report) -> str:
+    """The check's report for a terminal: the verdict, then each finding with its path."""
+    lines = [f"lineage check: {report.verdict}  ({_summary(report)})"]
+    for f in report.findings:
+        stale = " [stale]" if f.stale else ""
+        lines.append(f"  {f.severity:8s} {f.change}: {f.consumer_kind} {f.consumer}{stale} -- {f.note}")
+        if f.path:
+            lines.append(f"           path {' -> '.join(f.path)}  via {f.transformation or '-'}"
+                         + (f"  job {f.job}" if f.job else ""))
+        if f.owners or f.last_run:
+            last = f"{f.last_run:%Y-%m-%d %H:%M}" if f.last_run else "never"
+            lines.append(f"           owners {', '.join(f.owners) or '-'}; last run {last}")
+    return "\n".join(lines) + "\n"
+
+
+def check_markdown(report: Report) -> str:
+    """The check's report as a pull-request comment: a table of what breaks, paths folded."""
+    icon = {"BREAKING": ":x:", "RISKY": ":warning:", "SAFE": ":white_check_mark:"}[report.verdict]
+    out = [f"### {icon} lineage check: **{report.verdict}**", "",
+           f"{_summary(report)} for {len(report.changes)} change(s): "
+           + "; ".join(f"`{c}`" for c in report.changes),
+           ""]
+    shown = [f for f in report.findings if f.severity != "SAFE"]
+    if shown:
+        out += ["| severity | change | consumer | via | owners | last run |", "|---|---|---|---|---|---|"]
+        for f in shown:
+            last = f"{f.last_run:%Y-%m-%d}" if f.last_run else "never"
+            out.append(f"| {f.severity}{' (stale)' if f.stale else ''} | {f.change} | `{f.consumer}` | "
+                       f"{f.transformation} | {', '.join(f.owners) or '-'} | {last} |")
+        out += ["", "<details><summary>paths</summary>", ""]
+        out += [f"- `{f.consumer}`: {' → '.join(f.path)} ({f.note})" for f in shown]
+        out += ["", "</details>"]
+    else:
+        out.append("Nothing downstream breaks.")
+    return "\n".join(out) + "\n"
+
+
+def _summary(report: Report) -> str:
+    c = report.counts
+    extra = ", stale consumers excluded" if report.stale_excluded else ""
+    return f"{c.get('BREAKING', 0)} breaking, {c.get('RISKY', 0)} risky, {c.get('SAFE', 0)} safe{extra}"

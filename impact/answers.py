@@ -1,0 +1,94 @@
+"""What every question shares: the answer's shapes (an impacted node and why; a blast radius or
+upstream walk), the depth bound, the checks that a node exists, and a row of the walks' queries
+as an answer's step."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from graph.db import Graph
+from graph.errors import NotFound
+
+MAX_DEPTH = 50
+DEFAULT_DEPTH = 20
+
+
+@dataclass(frozen=True)
+class Impacted:
+    """One node the change reaches, and why."""
+
+    kind: str  # dataset, column or job
+    namespace: str
+    name: str  # dataset name, "dataset.column" for a column, job name for a job
+    distance: int
+    path: tuple[str, ...]
+    job: str | None
+    why: str
+    last_seen: datetime | None
+    owners: tuple[str, ...] = ()
+    beyond: int | None = None  # criticality: how many impacted datasets lie downstream of it
+
+
+@dataclass(frozen=True)
+class BlastRadius:
+    """The answer: the source, every impacted node, and counts by kind, namespace and owner."""
+
+    source: str
+    depth: int
+    impacted: tuple[Impacted, ...]
+    summary: dict[str, dict[str, int]] = field(default_factory=dict)
+    direction: str = "downstream"
+
+
+def require_dataset(graph: Graph, namespace: str, name: str) -> None:
+    """Raise NotFound unless the dataset is in the graph."""
+    if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
+        raise NotFound("dataset", f"{namespace}:{name}")
+
+
+def require_column(graph: Graph, namespace: str, dataset: str, column: str) -> None:
+    """Raise NotFound unless the column is in the graph."""
+    if not graph.read("impact/exists_column", namespace=namespace, dataset=dataset,
+                      column=column)[0]["found"]:
+        raise NotFound("column", f"{namespace}:{dataset}.{column}")
+
+
+def clamp_depth(depth: int | None) -> int:
+    """Depth within 1..MAX_DEPTH; None means the default."""
+    return max(1, min(MAX_DEPTH, DEFAULT_DEPTH if depth is None else depth))
+
+
+def summarise(impacted: tuple[Impacted, ...]) -> dict[str, dict[str, int]]:
+    """Counts of impacted nodes by kind, by namespace and by owner."""
+    owners = Counter(o for i in impacted for o in (i.owners or ("(no owner)",)))
+    return {"kind": dict(Counter(i.kind for i in impacted)),
+            "namespace": dict(Counter(i.namespace for i in impacted)),
+            "owner": dict(owners)}
+
+
+def dataset_step(r: dict[str, Any], beyond: dict[str, int] | None = None) -> Impacted:
+    """A dataset reached by a walk (a row of ``impact/downstream_datasets`` or upstream)."""
+    how = "coarse: the job's inputs x outputs" if r["coarse"] else \
+        "column lineage: " + ", ".join(r["subtypes"] or [])
+    key = f"{r['namespace']}:{r['name']}"
+    return Impacted("dataset", r["namespace"], r["name"], r["distance"], tuple(r["path"]),
+                    r["job"], f"DERIVED_FROM via job {r['job']} ({how})",
+                    native_time(r["lastSeen"]), tuple(r["owners"]),
+                    beyond.get(key) if beyond is not None else None)
+
+
+def column_step(r: dict[str, Any]) -> Impacted:
+    """A column reached by a walk (a row of ``impact/downstream_columns`` or upstream)."""
+    masked = ", masked" if r["masking"] else ""
+    return Impacted("column", r["namespace"], f"{r['dataset']}.{r['column']}", r["distance"],
+                    tuple(r["path"]), r["job"],
+                    f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}",
+                    native_time(r["lastSeen"]))
+
+
+def native_time(value: Any) -> datetime | None:
+    """A Neo4j time as a Python one (None stays None)."""
+    return value.to_native() if value is not None else None
