@@ -206,6 +206,13 @@ class LocalServer:
             raise ServerError(f"Neo4j did not stop cleanly:\n{done.stdout}{done.stderr}")
         return True
 
+    @property
+    def browser_url(self) -> str:
+        """Neo4j Browser with the connection form filled in (our Bolt address, user, database):
+        only the password is left to paste (``lineage neo4j password``)."""
+        return (f"{self.http_url}/browser/?dbms=neo4j://{_USER}@127.0.0.1:"
+                f"{self.settings.neo4j_bolt_port}&db=neo4j&preselectAuthMethod=NATIVE")
+
     def status(self) -> ServerStatus:
         """Running (process alive and answering), stopped, or crashed (stale pid file)."""
         pid = read_pid(self.pid_file)
@@ -220,7 +227,7 @@ class LocalServer:
         return ServerStatus(
             state=state,
             bolt_uri=self.bolt_uri,
-            browser_url=f"{self.http_url}/browser/",
+            browser_url=self.browser_url,
             user=_USER,
             password_file=str(self.password_file),
             home=str(self.home),

@@ -31,12 +31,10 @@ def relax_gc() -> None:
     """Make Python's cyclic garbage collector run far less often in a process that ingests.
 
     A batch allocates hundreds of thousands of small dicts and lists and frees them as a whole;
-    they form no reference cycles, so the collector's passes over them find nothing and, with the
-    default thresholds, took about a third of the time to prepare a batch (bench events, 5,000 per
-    batch: 340 us/event with the defaults, 225 with a young generation of 50,000, 222 with the
-    collector off). Measured again in session 7 (20,000 bench events, one run each): 228 us/event
-    at 50,000, 220 at 200,000, 201 at 1,000,000, 201-207 with the collector off. Only cyclic
-    garbage waits longer; everything else is still freed by reference counting at once.
+    they form no reference cycles, so the collector's passes over them find nothing, and with the
+    default thresholds they took about a third of the time to prepare a batch (measurements in
+    docs/benchmarks.md, "Ingest, end to end"). Only cyclic garbage waits longer; everything else
+    is still freed by reference counting at once.
     """
     gc.set_threshold(*GC_THRESHOLDS)
 

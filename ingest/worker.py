@@ -158,9 +158,8 @@ class Worker:
 
         The two threads share the GIL. Each time the writing thread comes back from the socket it
         must wait for the preparing thread to give the GIL up, 5 ms by default, and a batch makes
-        dozens of such trips: while the loop runs, the switch interval is 0.5 ms (the worker alone
-        on a warm Neo4j, two runs each, alternated: 2,553-2,762 events/s against 2,310-2,369, the
-        write's wall time per event 253-288 us against 339-350).
+        dozens of such trips: while the loop runs, the switch interval is 0.5 ms, which made the
+        worker alone about a tenth faster (docs/benchmarks.md, "Ingest, end to end").
         """
         previous = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)

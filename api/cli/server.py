@@ -47,6 +47,18 @@ def neo4j_stop() -> None:
     out.print("Neo4j stopped." if stopped else "Neo4j was not running.")
 
 
+@neo4j_app.command("password")
+def neo4j_password() -> None:
+    """Print the local Neo4j's password, to paste into Neo4j Browser (user neo4j)."""
+    settings = get_settings()
+    if not settings.uses_local_server:
+        raise fail("NEO4J_URI is set: that server's password is the one in NEO4J_PASSWORD")
+    try:
+        print(local_server(settings).password())
+    except LineageError as e:
+        raise fail(str(e)) from e
+
+
 @neo4j_app.command("status")
 def neo4j_status(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,

@@ -7,6 +7,7 @@ Needs Debian's ``chromium`` (``.ci/run`` installs it). The screenshot is kept as
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,3 +57,15 @@ def test_browser_renders_and_offers_our_bolt_address(browser_url: str, local_ser
                    capture_output=True, timeout=120, check=True)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000  # a blank page is ~5 KB
+
+
+def test_the_printed_browser_url_fills_in_the_connection(local_server: LocalServer, tmp_path: Path) -> None:
+    """`lineage neo4j status` prints a URL whose form holds our Bolt address, user and database."""
+    if os.environ.get("NEO4J_URI"):
+        pytest.skip("an external Neo4j is configured; its Browser is not ours to test")
+    url = local_server.status().browser_url
+    dom = subprocess.run([_chromium(), *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    fields = dict(re.findall(r'data-testid="(boltaddress|username|database)"[^>]*value="([^"]*)"', dom))
+    assert fields == {"boltaddress": f"127.0.0.1:{local_server.settings.neo4j_bolt_port}",
+                      "username": "neo4j", "database": "neo4j"}, dom[:500]

@@ -44,8 +44,15 @@ def test_status_json_reports_how_to_connect(local_server: LocalServer) -> None:
     status = json.loads(done.stdout)
     assert status["state"] == "running"
     assert status["bolt_uri"] == "bolt://127.0.0.1:17687"
-    assert status["browser_url"] == "http://127.0.0.1:17474/browser/"
+    assert status["browser_url"] == ("http://127.0.0.1:17474/browser/?dbms=neo4j://neo4j@127.0.0.1:17687"
+                                     "&db=neo4j&preselectAuthMethod=NATIVE")
     assert status["password_file"].endswith("neo4j/password")
+
+
+def test_password_prints_the_password_to_paste(local_server: LocalServer) -> None:
+    done = _cli("neo4j", "password")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == local_server.password()
 
 
 def test_second_start_is_a_no_op_that_says_so(local_server: LocalServer) -> None:

@@ -62,8 +62,8 @@ def test_modules_and_functions_stay_readable() -> None:
             if text.count("\n") > 300:
                 long_modules.append((str(path.relative_to(ROOT)), text.count("\n")))
             for node in ast.walk(ast.parse(text)):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno:
-                    if node.end_lineno - node.lineno + 1 > 60:
-                        long_functions.append((str(path.relative_to(ROOT)), node.name))
+                if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno
+                        and node.end_lineno - node.lineno + 1 > 60):
+                    long_functions.append((str(path.relative_to(ROOT)), node.name))
     assert not long_modules, long_modules
     assert not long_functions, long_functions
