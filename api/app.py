@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from api import errors
 from api.deps import Services
 from api.guard import Guard
+from api.logs import RequestContext
 from api.routes import ingest, lookups, marquez, ops, questions
 from graph.db import Graph
 from graph.settings import Settings, get_settings
@@ -34,6 +35,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.settings = found.settings
     app.state.tokens = found.tokens
     app.add_middleware(Guard, tokens=found.tokens)
+    app.add_middleware(RequestContext)  # outermost: the guard's refusals carry the id too
     errors.install(app)
     for area in (ops, ingest, questions, lookups, marquez):
         app.include_router(area.router)

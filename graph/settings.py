@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field
@@ -68,6 +69,9 @@ class Settings(BaseSettings):
 
     log_file: Path | None = None
     """The event log's SQLite file; default ``<state_dir>/log/events.db``."""
+    log_format: Literal["auto", "json", "text"] = "auto"
+    """Logs of the API and the worker: JSON lines, text, or ``auto`` (text on a terminal, JSON
+    lines otherwise, e.g. the log files of ``lineage up``)."""
     log_raw_events: bool = False
     """Keep events in the log (and exports) exactly as received, secrets included, instead of as
     scrubbed as the graph holds them (``ingest.secrets``). Opt in only where the log is as well

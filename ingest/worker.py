@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
+from graph.log_context import bound
 from ingest.log import Entry, LogError, SQLiteLog
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem
@@ -113,6 +114,14 @@ class Worker:
 
     def _apply(self, pending: _Pending) -> BatchResult:
         """Write a prepared micro-batch, then record dead letters and the new position."""
+        with bound(batch=f"{pending.entries[0].seq}-{pending.entries[-1].seq}"):
+            result = self._write(pending)
+            log.info("loaded %d events: %d new, %d duplicates, %d dead letters, %.2f s; lag %d",
+                     result.events, result.loaded, result.duplicates, result.dead, result.seconds,
+                     self.lag())
+        return result
+
+    def _write(self, pending: _Pending) -> BatchResult:
         started = time.perf_counter()
         entries, report = pending.entries, pending.report
         for prepared in pending.prepared:

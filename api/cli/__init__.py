@@ -9,14 +9,15 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sys
 
+from api import logs
 from api.cli.app import app
 from api.cli.common import err
 from graph.errors import LineageError
 from graph.private import PRIVATE_UMASK
+from graph.settings import get_settings
 
 __all__ = ["app", "main"]
 
@@ -27,7 +28,11 @@ for _group in ("server", "load", "questions", "check", "events", "services"):
 
 def main() -> None:
     """Entry point of the ``lineage`` console script."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        fmt = get_settings().log_format
+    except ValueError:  # a malformed setting: the command itself will say which
+        fmt = "auto"
+    logs.configure(fmt)
     os.umask(PRIVATE_UMASK)  # state, logs and exports are private to this user (graph.private)
     try:
         app()

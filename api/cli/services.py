@@ -4,6 +4,7 @@ three with Neo4j, the Spark ``demo`` and the Spark settings (``spark-conf``)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +16,8 @@ from api.cli.app import app
 from api.cli.common import err, fail, local_server, out, writing_graph
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
+
+log = logging.getLogger("lineage.services")
 
 
 @app.command("serve")
@@ -52,7 +55,8 @@ def serve_cmd(
     gc.freeze()
     relax_gc()
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
-    uvicorn.run(application, host=host, port=port, log_level="warning",
+    # log_config=None: uvicorn's own lines go through our handler too (api.logs)
+    uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,
                 http=limited(settings.api_head_bytes, settings.api_max_headers,
                              settings.api_idle_seconds))
 
@@ -67,8 +71,9 @@ def worker_cmd(
 
     from ingest.log import SQLiteLog
     from ingest.pipeline import relax_gc
-    from ingest.worker import BatchResult, Worker
+    from ingest.worker import Worker
 
+    logging.getLogger().setLevel(logging.INFO)  # a line per batch
     relax_gc()
     settings = get_settings()
     events = SQLiteLog(settings.log_path)
@@ -80,19 +85,14 @@ def worker_cmd(
                             facet_max_bytes=settings.facet_max_bytes,
                             batch_bytes=settings.worker_batch_bytes)
 
-            def report(r: BatchResult) -> None:
-                err.print(f"batch: {r.events} events, {r.loaded} loaded, {r.duplicates} duplicates, "
-                          f"{r.dead} dead letters, {r.seconds:.2f} s; lag {worker.lag()}",
-                          highlight=False)
-
             if once:
-                while (r := worker.run_once()) is not None:
-                    report(r)
+                while worker.run_once() is not None:
+                    pass  # each batch is logged (api.logs)
                 return
-            err.print(f"worker: consuming {settings.log_path} (lag {worker.lag()} events)")
+            log.info("consuming %s (lag %d events)", settings.log_path, worker.lag())
             with contextlib.suppress(KeyboardInterrupt):
-                worker.run(stop, settings.worker_poll, report)
-            err.print("worker: stopped")
+                worker.run(stop, settings.worker_poll)
+            log.info("stopped")
     except LineageError as e:
         raise fail(str(e)) from e
 

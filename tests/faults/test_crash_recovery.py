@@ -159,7 +159,7 @@ def test_kill_9_of_api_worker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
         time.sleep(0.5)
         worker.start()
         # the restarted worker must be consuming before Neo4j dies (else it would start Neo4j itself)
-        while worker.log.read_text().count("worker: consuming") < 2 and time.monotonic() < deadline:
+        while worker.log.read_text().count("consuming /") < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         wait_acked(0.75)
         neo4j_pid = int(server.pid_file.read_text())

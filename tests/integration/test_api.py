@@ -216,5 +216,6 @@ def test_every_error_has_one_shape(shop: Graph) -> None:
         body = r.json()
         assert r.status_code == status and body["status"] == status, r.text
         assert isinstance(body["error"], str) and isinstance(body["detail"], str) and body["detail"]
+        assert r.headers["x-request-id"]  # what the server's log lines about it carry
     assert seen[422].json()["errors"][0]["loc"] == ["query", "name"]
     assert seen[400].json()["accepted"] == 0 and seen[400].json()["rejected"]

@@ -1,0 +1,79 @@
+"""Logs of the API and the worker: one JSON object per line where a program reads them (files,
+pipes, `lineage up`), aligned text where a person reads them (a terminal).
+
+Each line has the time, level, logger, message and the fields bound for the request or batch it
+belongs to (``graph.log_context``: ``request`` for an HTTP request, ``batch`` for the worker's
+log sequence numbers), and the exception when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Any
+
+from graph.log_context import ContextFilter, bound
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage(),
+            **getattr(record, "context", {})}
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        fields = " ".join(f"{k}={v}" for k, v in getattr(record, "context", {}).items())
+        text = (f"{time.strftime('%H:%M:%S', time.localtime(record.created))} "
+                f"{record.levelname:<7} {record.name}: {record.getMessage()}"
+                + (f"  [{fields}]" if fields else ""))
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def configure(fmt: str = "auto", level: int = logging.WARNING) -> None:
+    """Log to stderr, as JSON lines or text (``auto``: text on a terminal, JSON otherwise)."""
+    use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if use_json else TextFormatter())
+    handler.addFilter(ContextFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("neo4j").setLevel(logging.WARNING)  # the driver's connection chatter
+
+
+class RequestContext:
+    """ASGI middleware: binds a request id (the client's ``X-Request-ID``, or a new one) to every
+    log line made while the request is served, and returns it in ``X-Request-ID``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._next = 0
+        self._prefix = f"{int(time.time()) % 100_000:05d}"
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = next((v for k, v in scope["headers"] if k == b"x-request-id"), None)
+        self._next += 1
+        rid = given.decode("latin-1")[:64] if given else f"{self._prefix}-{self._next}"
+
+        async def send_with_id(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []),
+                                      (b"x-request-id", rid.encode("latin-1"))]
+            await send(message)
+
+        with bound(request=rid):
+            await self.app(scope, receive, send_with_id)
