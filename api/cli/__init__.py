@@ -1,9 +1,10 @@
 """The ``lineage`` command line: one module per command group.
 
-``server`` (the local Neo4j, the schema), ``load`` (``ingest``), ``events`` (``replay``,
-``dead-letters``, ``export``), ``questions`` (``impact``, ``upstream``, ``show``, ``root-cause``,
-``where``), ``check``, ``services`` (``serve``, ``worker``, ``up``, ``down``, ``status``, ``demo``,
-``spark-conf``); shared options and the graph connections in ``common``, tables in ``render``.
+``server`` (the local Neo4j, the schema), ``load`` (``ingest``), ``discover`` (``ls``,
+``search``), ``events`` (``replay``, ``dead-letters``, ``export``), ``questions`` (``impact``,
+``upstream``, ``show``, ``root-cause``, ``where``), ``check``, ``services`` (``serve``,
+``worker``, ``up``, ``down``, ``status``, ``demo``, ``spark-conf``); shared options and the graph
+connections in ``common``, tables in ``render``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from graph.settings import get_settings
 __all__ = ["app", "main"]
 
 # each group registers its commands on `app`; in this order they appear in `lineage --help`
-for _group in ("server", "load", "questions", "check", "events", "services"):
+for _group in ("server", "load", "discover", "questions", "check", "events", "services"):
     importlib.import_module(f"api.cli.{_group}")
 
 

@@ -22,6 +22,7 @@ from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph
+    from graph.errors import NotFound
     from graph.local_server import LocalServer
 
 T = TypeVar("T")
@@ -32,6 +33,8 @@ err = Console(stderr=True, soft_wrap=True)
 DEPTH = typer.Option(help="Maximum DERIVED_FROM hops (default 20, at most 50).")
 AS_OF = typer.Option("--as-of", help="Only lineage first seen at or before this ISO time.")
 JSON = typer.Option("--json", help="Machine-readable output.")
+FORMAT = typer.Option("--format", help="table (for people), plain (tab-separated, one row per "
+                                       "line, for grep and cut) or json.")
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -98,9 +101,25 @@ def writing_graph(settings: Settings) -> Iterator[Graph]:
 
 
 def question(ask: Callable[[Graph], T]) -> T:
-    """Answer a question on the graph; a lineage error becomes a message and exit 1."""
+    """Answer a question on the graph; a lineage error becomes a message and exit 1, and an
+    unknown dataset or job comes with the closest names the graph holds."""
+    from graph.errors import NotFound
+
     try:
         with reading_graph(get_settings()) as graph:
-            return ask(graph)
+            try:
+                return ask(graph)
+            except NotFound as e:
+                raise fail(str(e) + _suggestions(graph, e)) from e
     except LineageError as e:
         raise fail(str(e)) from e
+
+
+def _suggestions(graph: Graph, e: NotFound) -> str:
+    from impact.discover import did_you_mean
+
+    if e.kind not in ("dataset", "job"):
+        return ""
+    name = e.key.rsplit(":", 1)[-1]
+    close = did_you_mean(graph, e.kind, name)
+    return ("; did you mean: " + ", ".join(f"{f.namespace} {f.name}" for f in close)) if close else ""

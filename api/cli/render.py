@@ -6,9 +6,28 @@ import dataclasses
 import json
 from typing import Any
 
+import typer
 from rich.table import Table
 
 from api.cli.common import out
+
+
+def rows(found: list[dict[str, Any]], columns: list[str], fmt: str, title: str = "") -> None:
+    """Rows as a table (identifiers wrap, never cut), tab-separated lines, or JSON."""
+    if fmt == "json":
+        dump(found)
+    elif fmt == "plain":
+        for row in found:
+            print("\t".join("" if row.get(c) is None else str(row[c]) for c in columns))
+    elif fmt == "table":
+        table = Table(title=title or None)
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for row in found:
+            table.add_row(*("" if row.get(c) is None else str(row[c]) for c in columns))
+        out.print(table)
+    else:
+        raise typer.BadParameter(f"--format {fmt}: expected table, plain or json")
 
 
 def plain(value: Any) -> Any:
@@ -33,9 +52,18 @@ def stamp(value: Any) -> str:
     return f"{value:%Y-%m-%d %H:%M}"
 
 
+def facts(columns: int = 2) -> Table:
+    """A table of label and value(s), without borders; values wrap, never cut."""
+    table = Table(show_header=False, box=None)
+    table.add_column(no_wrap=True)
+    for _ in range(columns - 1):
+        table.add_column(overflow="fold")
+    return table
+
+
 def print_status(status: Any) -> None:
     """A Neo4j server's state, addresses and login."""
-    table = Table(show_header=False, box=None)
+    table = facts()
     table.add_row("state", status.state)
     table.add_row("bolt", status.bolt_uri)
     table.add_row("browser", status.browser_url)
@@ -48,11 +76,15 @@ def print_status(status: Any) -> None:
 
 def show_impact(answer: Any) -> None:
     """A blast radius or an upstream walk as a table, with counts by kind."""
-    table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})")
-    for col in ("kind", "name", "distance", "why", "last seen", "owners", "beyond"):
-        table.add_column(col)
+    first = answer.impacted[0].path[0] if answer.impacted and answer.impacted[0].path else ""
+    home = first[:first.rfind(":") + 1]  # the source's namespace, left out of the paths
+    table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})",
+                  caption=f"paths leave out the namespace {home.rstrip(':')}" if home else None)
+    for col in ("kind", "name", "distance", "path", "why", "last seen", "owners", "beyond"):
+        table.add_column(col, overflow="fold", min_width=8 if col in ("name", "path") else None)
     for i in answer.impacted:
-        table.add_row(i.kind, i.name, str(i.distance), i.why,
+        path = " → ".join(step.removeprefix(home) for step in i.path)
+        table.add_row(i.kind, i.name, str(i.distance), path, i.why,
                       f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
                       ", ".join(i.owners), "" if i.beyond is None else str(i.beyond))
     out.print(table)
@@ -67,7 +99,7 @@ def show_root_cause(answer: Any) -> None:
     table = Table(title=f"root-cause candidates for {answer.target} "
                         f"(reference time {answer.reference_time:%Y-%m-%d %H:%M})")
     for c in ("#", "score", "kind", "distance", "what", "path"):
-        table.add_column(c)
+        table.add_column(c, overflow="fold")
     for i, c in enumerate(answer.candidates, 1):
         table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path))
     out.print(table)
@@ -82,7 +114,7 @@ def show_where(report: Any) -> None:
     """Where a column's data goes, labelled raw / transformed / masked / aggregated / influence."""
     table = Table(title=f"where the data of {report.source} goes (depth {report.depth})")
     for c in ("label", "column", "distance", "via jobs", "last flowed"):
-        table.add_column(c)
+        table.add_column(c, overflow="fold")
     style = {"raw": "bold red", "transformed": "yellow", "masked": "green"}
     for r in report.reaches:
         table.add_row(f"[{style.get(r.label, 'dim')}]{r.label}[/]", f"{r.dataset}.{r.column}",
@@ -96,7 +128,7 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
     """One dataset: what it is, who writes and reads it, its neighbours, last run, columns."""
     out.print(f"[bold]{key}[/]", highlight=False)
     p = row["props"]
-    info = Table(show_header=False, box=None)
+    info = facts()
     for label, value in (("description", p.get("description")),
                          ("owners", ", ".join(p.get("owners") or [])),
                          ("written by", ", ".join(row["writers"])),
@@ -115,7 +147,7 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
     out.print(info)
     cols = Table(title="columns")
     for c in ("name", "type", "description"):
-        cols.add_column(c)
+        cols.add_column(c, overflow="fold")
     for c in row["columns"]:
         cols.add_row(c["name"], c["type"] or "", c["description"] or "")
     out.print(cols)
@@ -124,7 +156,7 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
 def show_job(key: str, row: dict[str, Any]) -> None:
     """One job: what it reads and writes, its parents, its latest runs."""
     out.print(f"[bold]job {key}[/]", highlight=False)
-    info = Table(show_header=False, box=None)
+    info = facts()
     info.add_row("reads", ", ".join(row["reads"]) or "-")
     info.add_row("writes", ", ".join(row["writes"]) or "-")
     if row["parents"]:
@@ -132,7 +164,7 @@ def show_job(key: str, row: dict[str, Any]) -> None:
     out.print(info)
     table = Table(title="latest runs")
     for c in ("run", "state", "start", "end", "duration", "error"):
-        table.add_column(c)
+        table.add_column(c, overflow="fold")
     for r in row["runs"]:
         took = (r["end"].to_native() - r["start"].to_native()) if r["end"] and r["start"] else ""
         table.add_row(r["runId"], r["state"] or "", stamp(r["start"]), stamp(r["end"]), str(took),
@@ -143,7 +175,7 @@ def show_job(key: str, row: dict[str, Any]) -> None:
 def show_dead_letters(letters: list[Any]) -> None:
     table = Table(title="dead letters")
     for c in ("id", "log seq", "reason", "retries"):
-        table.add_column(c)
+        table.add_column(c, overflow="fold")
     for d in letters:
         table.add_row(str(d.id), str(d.seq), d.reason, str(d.retries))
     out.print(table)

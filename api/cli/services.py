@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from api.cli.app import app
 from api.cli.common import err, fail, local_server, out, writing_graph
+from api.cli.render import facts
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
 
@@ -216,7 +216,7 @@ def print_up(settings: Settings) -> bool:
     from ingest.worker import CONSUMER
 
     neo = local_server(settings).status() if settings.uses_local_server else external_status(settings)
-    table = Table(show_header=False, box=None)
+    table = facts(3)
     table.add_row("neo4j", neo.state, f"{neo.bolt_uri}  Browser {neo.browser_url}")
     ok = neo.state in ("running", "external")
     for name in processes.SERVICES:

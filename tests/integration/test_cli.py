@@ -151,3 +151,27 @@ def test_questions_only_read(cli: CliRunner, tmp_path: Path, monkeypatch: pytest
                        (["show", "dataset", NS, "raw.users"], 0), (["check", str(change)], 1)):
         r = cli.invoke(app, args)
         assert r.exit_code == code, (args, r.output)
+
+
+def test_ls_search_and_did_you_mean(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["ls", "datasets", "raw.*", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [f"{NS}\traw.orders", f"{NS}\traw.users"]
+    r = cli.invoke(app, ["ls", "namespaces", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert any(n["name"] == NS and n["datasets"] > 0 for n in json.loads(r.stdout)), r.stdout
+    r = cli.invoke(app, ["search", "USERS", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    names = [line.split("\t")[2] for line in r.stdout.splitlines()]
+    assert {"raw.users", "staging.users_clean"} <= set(names)
+    r = cli.invoke(app, ["impact", "dataset", NS, "raw.userz"])
+    assert r.exit_code == 1 and "did you mean" in r.output and "raw.users" in r.output, r.output
+    r = cli.invoke(app, ["ls", "tables"])
+    assert r.exit_code == 2 and "namespaces, datasets, jobs" in r.output
+
+
+def test_tables_never_cut_identifiers(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["show", "job", "shop-nightly", "revenue_by_country"], env={"COLUMNS": "60"})
+    assert r.exit_code == 0, r.output
+    run_ids = [line for line in r.stdout.splitlines() if "…" in line]
+    assert not run_ids, run_ids

@@ -1,0 +1,14 @@
+// Answers: the names of every dataset or every job, optionally only those matching a regular
+// expression (Java syntax, whole name), for listing and for "did you mean".
+// Param $kind: 'dataset' or 'job'
+// Param $pattern: a regular expression the whole name must match, or null for all
+// Param $limit: how many to return
+// Returns: namespace, name
+// :param kind => 'dataset'
+// :param pattern => '(?i).*users.*'
+// :param limit => 1000
+MATCH (n) WHERE (($kind = 'dataset' AND n:Dataset) OR ($kind = 'job' AND n:Job))
+  AND ($pattern IS NULL OR n.name =~ $pattern)
+RETURN n.namespace AS namespace, n.name AS name
+ORDER BY namespace, name
+LIMIT $limit

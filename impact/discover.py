@@ -1,0 +1,51 @@
+"""Finding things by name: list datasets and jobs (with a glob), search by text, and the closest
+names to one that is not in the graph ("did you mean")."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from graph.db import Graph
+
+KINDS = ("dataset", "job")
+
+
+@dataclass(frozen=True)
+class Found:
+    kind: str
+    namespace: str
+    name: str
+
+
+def glob_regex(pattern: str) -> str:
+    """A shell glob (``*``, ``?``) as a whole-name, any-case regular expression Neo4j accepts."""
+    parts = (".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    return "(?i)" + "".join(parts)
+
+
+def listing(graph: Graph, kind: str, pattern: str | None = None, limit: int = 1000) -> list[Found]:
+    """Datasets or jobs, by namespace and name, those matching the glob ``pattern`` if given."""
+    rows = graph.read("lookup/names", kind=kind, limit=limit,
+                      pattern=glob_regex(pattern) if pattern else None)
+    return [Found(kind, r["namespace"], r["name"]) for r in rows]
+
+
+def search(graph: Graph, text: str, kind: str | None = None, limit: int = 20) -> list[Found]:
+    """Datasets and jobs whose name or namespace contains ``text``, exact and suffix hits first."""
+    rows = graph.read("lookup/search", text=text, kind=kind, limit=limit)
+    return [Found(r["kind"], r["namespace"], r["name"]) for r in rows]
+
+
+def did_you_mean(graph: Graph, kind: str, name: str, limit: int = 5) -> list[Found]:
+    """The datasets or jobs (any namespace) whose names are closest to ``name``: the same name
+    in another namespace first, then names that differ by a few characters."""
+    if kind not in KINDS:
+        return []
+    everything = listing(graph, kind, limit=100_000)
+    by_name: dict[str, list[Found]] = {}
+    for f in everything:
+        by_name.setdefault(f.name.lower(), []).append(f)
+    close = difflib.get_close_matches(name.lower(), list(by_name), n=limit, cutoff=0.6)
+    return [f for n in close for f in by_name[n]][:limit]
