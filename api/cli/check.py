@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import AS_OF, DEPTH, fail, reading_graph, when
+from api.cli.common import AsOf, Depth, fail, reading_graph, when
 from graph.errors import LineageError
 from graph.settings import get_settings
 
@@ -29,8 +29,8 @@ def check_cmd(
     fail_on: Annotated[str, typer.Option(help="Exit 1 when the verdict is at least: breaking, risky, "
                                               "or never.")] = "breaking",
     fmt: Annotated[str, typer.Option("--format", help="text, markdown (for a PR comment) or json.")] = "text",
-    as_of: Annotated[str | None, AS_OF] = None,
-    depth: Annotated[int | None, DEPTH] = None,
+    as_of: AsOf = None,
+    depth: Depth = None,
     stale_days: Annotated[int, typer.Option(min=0, max=36_500, help="A consumer whose job has not run "
                                                                    "for this many days is stale.")] = 30,
     exclude_stale: Annotated[bool, typer.Option(help="Leave stale consumers out of the verdict.")] = False,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -33,6 +33,14 @@ err = Console(stderr=True, soft_wrap=True)
 DEPTH = typer.Option(help="Maximum DERIVED_FROM hops (default 20, at most 50).")
 AS_OF = typer.Option("--as-of", help="Only lineage first seen at or before this ISO time.")
 JSON = typer.Option("--json", help="Machine-readable output.")
+Depth = Annotated[int | None, DEPTH]
+AsOf = Annotated[str | None, AS_OF]
+AsJson = Annotated[bool, JSON]
+DatasetNs = Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")]
+DatasetName = Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")]
+ColumnName = Annotated[str, typer.Argument(help="Column name, e.g. email")]
+JobNs = Annotated[str, typer.Argument(help="Job namespace")]
+JobName = Annotated[str, typer.Argument(help="Job name")]
 FORMAT = typer.Option("--format", help="table (for people), plain (tab-separated, one row per "
                                        "line, for grep and cut) or json.")
 

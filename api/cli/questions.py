@@ -14,7 +14,18 @@ import typer
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import AS_OF, DEPTH, JSON, question, when
+from api.cli.common import (
+    AsJson,
+    AsOf,
+    ColumnName,
+    DatasetName,
+    DatasetNs,
+    Depth,
+    JobName,
+    JobNs,
+    question,
+    when,
+)
 from api.cli.render import dump
 from api.reports import where_csv
 
@@ -29,11 +40,11 @@ app.add_typer(impact_app, name="impact")
 
 @impact_app.command("dataset")
 def impact_dataset(
-    namespace: Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")],
-    name: Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    namespace: DatasetNs,
+    name: DatasetName,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """Every dataset derived from a dataset, and every job that reads them."""
     from impact.blast_radius import dataset_blast_radius
@@ -43,11 +54,11 @@ def impact_dataset(
 
 @impact_app.command("job")
 def impact_job(
-    namespace: Annotated[str, typer.Argument(help="Job namespace")],
-    name: Annotated[str, typer.Argument(help="Job name")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    namespace: JobNs,
+    name: JobName,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
     from impact.blast_radius import job_blast_radius
@@ -57,12 +68,12 @@ def impact_job(
 
 @impact_app.command("column")
 def impact_column(
-    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
-    dataset: Annotated[str, typer.Argument(help="Name of the column's dataset")],
-    column: Annotated[str, typer.Argument(help="Column name")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    namespace: DatasetNs,
+    dataset: DatasetName,
+    column: ColumnName,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """Every column derived from a column, with the transformation of each step."""
     from impact.blast_radius import column_blast_radius
@@ -78,11 +89,11 @@ app.add_typer(upstream_app, name="upstream")
 
 @upstream_app.command("dataset")
 def upstream_dataset_cmd(
-    namespace: Annotated[str, typer.Argument(help="Dataset namespace")],
-    name: Annotated[str, typer.Argument(help="Dataset name")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    namespace: DatasetNs,
+    name: DatasetName,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """Every dataset a dataset derives from, nearest first."""
     from impact.upstream import dataset_upstream
@@ -92,12 +103,12 @@ def upstream_dataset_cmd(
 
 @upstream_app.command("column")
 def upstream_column_cmd(
-    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
-    dataset: Annotated[str, typer.Argument(help="Name of the column's dataset")],
-    column: Annotated[str, typer.Argument(help="Column name")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    namespace: DatasetNs,
+    dataset: DatasetName,
+    column: ColumnName,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """Every column whose data a column comes from, with each step's transformation."""
     from impact.upstream import column_upstream
@@ -126,9 +137,9 @@ app.add_typer(root_app, name="root-cause")
 
 @show_app.command("dataset")
 def show_dataset(
-    namespace: Annotated[str, typer.Argument(help="Dataset namespace")],
-    name: Annotated[str, typer.Argument(help="Dataset name")],
-    as_json: Annotated[bool, JSON] = False,
+    namespace: DatasetNs,
+    name: DatasetName,
+    as_json: AsJson = False,
 ) -> None:
     """Columns, writers and readers, upstream and downstream datasets, last run, freshness."""
     import dataclasses
@@ -152,10 +163,10 @@ def show_dataset(
 
 @show_app.command("job")
 def show_job(
-    namespace: Annotated[str, typer.Argument(help="Job namespace")],
-    name: Annotated[str, typer.Argument(help="Job name")],
+    namespace: JobNs,
+    name: JobName,
     runs: Annotated[int, typer.Option(help="How many recent runs to list.")] = 10,
-    as_json: Annotated[bool, JSON] = False,
+    as_json: AsJson = False,
 ) -> None:
     """What a job reads and writes, its parent job, and its latest runs with status and duration."""
     from graph.errors import NotFound
@@ -177,9 +188,9 @@ def show_job(
 def root_cause_dataset_cmd(
     namespace: Annotated[str, typer.Argument(help="Namespace of the wrong dataset")],
     name: Annotated[str, typer.Argument(help="Name of the wrong dataset, e.g. a dashboard's table")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """Rank upstream causes: failed runs, failed assertions, stale inputs, schema changes."""
     from impact.root_cause import root_cause_dataset
@@ -191,9 +202,9 @@ def root_cause_dataset_cmd(
 @root_app.command("run")
 def root_cause_run_cmd(
     run_id: Annotated[str, typer.Argument(help="The run's UUID")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
 ) -> None:
     """Rank causes for a failed or wrong run: the run itself, then upstream of what it read."""
     from impact.root_cause import root_cause_run
@@ -211,12 +222,12 @@ def show_root_cause(answer: Any, as_json: bool) -> None:
 
 @app.command("where")
 def where_cmd(
-    namespace: Annotated[str, typer.Argument(help="Namespace of the column's dataset")],
+    namespace: DatasetNs,
     dataset: Annotated[str, typer.Argument(help="Dataset of the column, e.g. public.users")],
-    column: Annotated[str, typer.Argument(help="The column, e.g. email")],
-    depth: Annotated[int | None, DEPTH] = None,
-    as_of: Annotated[str | None, AS_OF] = None,
-    as_json: Annotated[bool, JSON] = False,
+    column: ColumnName,
+    depth: Depth = None,
+    as_of: AsOf = None,
+    as_json: AsJson = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
 ) -> None:
     """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence."""
