@@ -96,13 +96,16 @@ def _rank(graph: Graph, target: str, starts: list[dict[str, str]], depth: int,
     flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
     chokes = [c for s in start_keys for c in choke_points(flow, s)]
     for r in rows:
-        found.extend(_candidates(r, offset, reference, baseline, recent, set(chokes)))
+        found.extend(candidates(r, offset, reference, baseline, recent, set(chokes)))
     found.sort(key=lambda c: (-c.score, c.distance, c.dataset))
     return RootCause(target, depth, reference, tuple(found), tuple(dict.fromkeys(chokes)), len(rows))
 
 
-def _candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: datetime | None,
+def candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: datetime | None,
                 recent: timedelta, chokes: set[str]) -> list[Candidate]:
+    """The candidates one row of ``impact/root_cause`` (a dataset upstream of the broken one)
+    offers, each scored: its kind's weight, +10 on a choke point, minus its distance (at most 19).
+    Pure: the row, the reference time and the broken dataset's previous success decide."""
     key = f"{r['namespace']}:{r['name']}"
     distance = r["distance"] + offset
     bonus = 10 if key in chokes else 0

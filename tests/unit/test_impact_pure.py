@@ -1,0 +1,97 @@
+"""The pure parts of the questions, without Neo4j: type widening, flow analysis (criticality and
+choke points), freshness, and the scoring of root-cause candidates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from neo4j.time import DateTime
+
+from impact.check import widens
+from impact.flow import choke_points, criticality, flow_graph
+from impact.freshness import assess
+from impact.root_cause import WEIGHT, candidates
+
+T0 = datetime(2024, 6, 10, 2, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("int", "bigint", True), ("INT", "BigInt", True), ("smallint", "int", True),
+    ("bigint", "int", False), ("float", "double", True), ("double", "float", False),
+    ("int", "double", True), ("bigint", "double", False), ("int", "float", False),
+    ("decimal(10,2)", "decimal(12,2)", True), ("decimal(10,2)", "decimal(10,1)", False),
+    ("numeric(10, 2)", "decimal(11,3)", True), ("decimal(10,2)", "decimal(11,4)", False),
+    ("varchar(20)", "varchar(50)", True), ("varchar(50)", "varchar(20)", False),
+    ("varchar(20)", "text", True), ("string", "int", False), (None, "int", False),
+    ("date", "date", True),
+])
+def test_type_widening(old: str | None, new: str | None, expected: bool) -> None:
+    assert widens(old, new) is expected
+
+
+def test_criticality_counts_what_lies_downstream() -> None:
+    flow = flow_graph({"b": ["a"], "c": ["b"], "d": ["b"], "e": ["c", "d"]})
+    assert criticality(flow, ["a", "b", "c", "e", "zz"]) == {"a": 4, "b": 3, "c": 1, "e": 0, "zz": 0}
+
+
+def test_choke_points_every_path_passes_through_nearest_first() -> None:
+    chain = flow_graph({"b": ["a"], "c": ["b"], "d": ["c"]})
+    assert choke_points(chain, "d") == ["c", "b", "a"]
+    diamond = flow_graph({"b": ["a"], "c": ["a"], "d": ["b", "c"], "e": ["d"]})
+    assert choke_points(diamond, "e") == ["d", "a"]
+    two_sources = flow_graph({"c": ["a", "b"], "d": ["c"]})
+    assert choke_points(two_sources, "d") == ["c"]
+    assert choke_points(flow_graph({"a": ["b"], "b": ["a"]}), "a") == []  # only a cycle upstream
+    assert choke_points(chain, "nowhere") == []
+
+
+def test_freshness_from_the_cadence_of_successes() -> None:
+    daily = [T0 - timedelta(days=d) for d in (0, 1, 2, 3)]
+    assert assess(daily, T0 + timedelta(hours=30)) == (T0, timedelta(days=1), T0 + timedelta(hours=36), False)
+    assert assess(daily, T0 + timedelta(hours=37))[3] is True
+    assert assess([T0], T0 + timedelta(days=30)) == (T0, None, None, False)
+    assert assess([], T0) == (None, None, None, False)
+
+
+def _row(**over: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"namespace": "pg", "name": "src", "distance": 2, "path": ["pg:dash", "pg:mid", "pg:src"],
+                           "latestRuns": [], "failedAssertions": [], "successes": [], "producers": ["job_a"],
+                           "added": [], "dropped": []}
+    return row | over
+
+
+def _neo(when: datetime) -> DateTime:
+    """A time as the driver returns it."""
+    return DateTime.from_native(when)
+
+
+def _run(state: str, when: datetime, error: str | None = None) -> dict[str, Any]:
+    return {"job": "job_a", "runId": "r1", "state": state, "time": _neo(when), "errorMessage": error}
+
+
+def test_candidate_scores_weigh_kind_choke_point_and_distance() -> None:
+    failed = _row(latestRuns=[_run("FAIL", T0, "boom")], successes=[_neo(T0 - timedelta(days=1))])
+    [c] = candidates(failed, 0, T0, None, timedelta(days=7), set())
+    assert (c.kind, c.score, c.distance) == ("failed run", WEIGHT["failed run"] - 2, 2)
+    assert "boom" in c.summary and c.evidence["chokePoint"] is False
+    [choke] = candidates(failed, 0, T0, None, timedelta(days=7), {"pg:src"})
+    assert choke.score == c.score + 10
+    far = candidates(failed | {"distance": 40}, 0, T0, None, timedelta(days=7), set())
+    assert far[0].score == WEIGHT["failed run"] - 19  # distance costs at most 19
+
+
+def test_stale_missing_and_schema_change_candidates() -> None:
+    week = timedelta(days=7)
+    stale = _row(successes=[_neo(T0 - timedelta(days=5)), _neo(T0 - timedelta(days=6))])
+    [c] = candidates(stale, 0, T0, T0 - timedelta(days=2), week, set())
+    assert c.kind == "stale input" and c.evidence["since"] == T0 - timedelta(days=2)
+    [m] = candidates(_row(), 0, T0, None, week, set())
+    assert m.kind == "missing input"
+    changed = _row(successes=[_neo(T0)], added=[{"column": "x", "time": _neo(T0 - timedelta(days=1))}],
+                   dropped=[{"column": "y", "time": _neo(T0 - timedelta(days=30))}])
+    [s] = candidates(changed, 0, T0, None, week, set())
+    assert s.kind == "schema change" and s.evidence == {"added": ["x"], "dropped": [], "chokePoint": False}
+    # the broken dataset itself (distance 0) is never its own stale or missing input
+    assert candidates(_row(distance=0), 0, T0, None, week, set()) == []
