@@ -15,7 +15,7 @@ from api import errors
 from api.deps import Services
 from api.guard import Guard
 from api.logs import RequestContext
-from api.routes import ingest, lookups, marquez, ops, questions
+from api.routes import docs, ingest, lookups, marquez, ops, questions
 from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log import SQLiteLog
@@ -30,6 +30,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
         version="0.1.0",
         summary="OpenLineage lineage on Neo4j: blast radius, root cause, GDPR reach, lineage graphs.",
         description=__doc__,
+        docs_url=None,  # served from the package's files instead (api.routes.docs)
+        redoc_url=None,
     )
     app.state.services = found
     app.state.settings = found.settings
@@ -39,4 +41,5 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     errors.install(app)
     for area in (ops, ingest, questions, lookups, marquez):
         app.include_router(area.router)
+    docs.install(app)
     return app

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,39 @@ def test_the_printed_browser_url_fills_in_the_connection(local_server: LocalServ
     fields = dict(re.findall(r'data-testid="(boltaddress|username|database)"[^>]*value="([^"]*)"', dom))
     assert fields == {"boltaddress": f"127.0.0.1:{local_server.settings.neo4j_bolt_port}",
                       "username": "neo4j", "database": "neo4j"}, dom[:500]
+
+
+def test_api_docs_render_without_internet(tmp_path: Path) -> None:
+    """/docs and /redoc draw the API's operations with every other host unreachable."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    from api.app import create_app
+    from graph.settings import Settings
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings()), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    offline = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
+    try:
+        for _ in range(100):
+            if server.started:
+                break
+            time.sleep(0.05)
+        pages = {}
+        for page in ("docs", "redoc"):
+            pages[page] = subprocess.run(
+                [_chromium(), *FLAGS, offline, f"--user-data-dir={tmp_path / page}", "--dump-dom",
+                 f"http://127.0.0.1:{port}/{page}"],
+                capture_output=True, text=True, timeout=120, check=True).stdout
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    assert 'class="opblock' in pages["docs"] and "/api/v1/lineage" in pages["docs"], pages["docs"][:800]
+    assert "Receive OpenLineage events" in pages["redoc"], pages["redoc"][:800]
