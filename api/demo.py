@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,8 +36,10 @@ class DemoRun:
 
 def run_pipeline(settings: Settings, url: str, warehouse: Path, *, nights: int = 1,
                  fail_on_night: int = 0, users: int = 2000, orders: int = 8000,
-                 api_key: str | None = None) -> tuple[int, float, str]:
-    """spark-submit the pipeline with the listener; returns (exit code, seconds, its output)."""
+                 api_key: str | None = None,
+                 progress: Callable[[float], None] = lambda seconds: None) -> tuple[int, float, str]:
+    """spark-submit the pipeline with the listener; returns (exit code, seconds, its output).
+    ``progress`` is called with the seconds elapsed every half second while Spark runs."""
     if not PIPELINE.is_file():
         raise ConfigError(f"the demo pipeline is not at {PIPELINE}: run the demo from a clone")
     conf = openlineage_conf(url, NAMESPACE, api_key, listener_jar(settings)) | {
@@ -46,24 +49,45 @@ def run_pipeline(settings: Settings, url: str, warehouse: Path, *, nights: int =
     props.parent.mkdir(parents=True, exist_ok=True)
     props.write_text(properties_text(conf))
     env = os.environ | {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    output = props.parent / "spark-submit.log"
     started = time.perf_counter()
-    proc = subprocess.run(
-        [str(spark_submit()), "--master", "local[2]", "--properties-file", str(props), str(PIPELINE),
-         "--warehouse", str(warehouse), "--nights", str(nights), "--fail-on-night", str(fail_on_night),
-         "--users", str(users), "--orders", str(orders)],
-        env=env, capture_output=True, text=True, timeout=900)
-    # spark-submit passes the Python driver's stderr through its stdout: keep both
-    return proc.returncode, time.perf_counter() - started, proc.stdout + proc.stderr
+    # spark-submit passes the Python driver's stderr through its stdout: both go to one file
+    with output.open("w", encoding="utf-8") as sink:
+        proc = subprocess.Popen(
+            [str(spark_submit()), "--master", "local[2]", "--properties-file", str(props),
+             str(PIPELINE), "--warehouse", str(warehouse), "--nights", str(nights),
+             "--fail-on-night", str(fail_on_night), "--users", str(users), "--orders", str(orders)],
+            env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
+        try:
+            while proc.poll() is None:
+                if time.perf_counter() - started > 900:
+                    proc.kill()
+                    raise ConfigError(f"the Spark pipeline ran past 900 s; its output: {output}")
+                progress(time.perf_counter() - started)
+                time.sleep(0.5)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    return proc.wait(), time.perf_counter() - started, output.read_text("utf-8", errors="replace")
 
 
 def demo(settings: Settings, url: str, fail: bool, users: int = 2000, orders: int = 8000,
-         api_key: str | None = None, wait: float = 120.0) -> DemoRun:
+         api_key: str | None = None, wait: float = 120.0,
+         progress: Callable[[float, int, int], None] = lambda seconds, events, jobs: None) -> DemoRun:
+    """Run the pipeline; ``progress`` hears, every half second, the seconds elapsed, the events
+    received so far and how many runs have ended (a COMPLETE or FAIL event)."""
     log = SQLiteLog(settings.log_path)
     before = log.last_seq()
     warehouse = settings.state_dir / "demo" / "warehouse"
+
+    def seen(seconds: float) -> None:
+        entries = log.read(before, 100_000)
+        ended = sum(1 for e in entries if e.event.get("eventType") in ("COMPLETE", "FAIL"))
+        progress(seconds, len(entries), ended)
+
     code, seconds, stderr = run_pipeline(settings, url, warehouse, nights=2 if fail else 1,
                                          fail_on_night=2 if fail else 0, users=users, orders=orders,
-                                         api_key=api_key)
+                                         api_key=api_key, progress=seen)
     ended = time.perf_counter()
     failed = re.findall(r"job (\w+) failed:", stderr)  # the pipeline's own report, amid Spark's logs
     if code not in (0, 1) or (code == 1 and not failed):

@@ -43,6 +43,7 @@ JobNs = Annotated[str, typer.Argument(help="Job namespace")]
 JobName = Annotated[str, typer.Argument(help="Job name")]
 FORMAT = typer.Option("--format", help="table (for people), plain (tab-separated, one row per "
                                        "line, for grep and cut) or json.")
+Format = Annotated[str, FORMAT]
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

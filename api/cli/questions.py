@@ -21,6 +21,7 @@ from api.cli.common import (
     DatasetName,
     DatasetNs,
     Depth,
+    Format,
     JobName,
     JobNs,
     question,
@@ -45,11 +46,13 @@ def impact_dataset(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """Every dataset derived from a dataset, and every job that reads them."""
     from impact.blast_radius import dataset_blast_radius
 
-    show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t), as_of, as_json)
+    show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t), as_of,
+                "json" if as_json else fmt)
 
 
 @impact_app.command("job")
@@ -59,11 +62,13 @@ def impact_job(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
     from impact.blast_radius import job_blast_radius
 
-    show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t), as_of, as_json)
+    show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t), as_of,
+                "json" if as_json else fmt)
 
 
 @impact_app.command("column")
@@ -74,12 +79,13 @@ def impact_column(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """Every column derived from a column, with the transformation of each step."""
     from impact.blast_radius import column_blast_radius
 
     show_impact(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t),
-                 as_of, as_json)
+                as_of, "json" if as_json else fmt)
 
 
 upstream_app = typer.Typer(help="Upstream lineage: what a dataset or a column derives from.",
@@ -94,11 +100,13 @@ def upstream_dataset_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """Every dataset a dataset derives from, nearest first."""
     from impact.upstream import dataset_upstream
 
-    show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t), as_of, as_json)
+    show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t), as_of,
+                "json" if as_json else fmt)
 
 
 @upstream_app.command("column")
@@ -109,21 +117,26 @@ def upstream_column_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """Every column whose data a column comes from, with each step's transformation."""
     from impact.upstream import column_upstream
 
-    show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t), as_of, as_json)
+    show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t), as_of,
+                "json" if as_json else fmt)
 
 
 def show_impact(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
-                as_json: bool) -> None:
+                fmt: str) -> None:
     moment = when(as_of)
     answer = question(lambda graph: ask(graph, moment))
-    if as_json:
-        dump(answer)
-        return
-    render.show_impact(answer)
+    if fmt == "table":
+        render.show_impact(answer)
+    else:
+        render.rows([{"kind": i.kind, "namespace": i.namespace, "name": i.name,
+                      "distance": i.distance, "path": " -> ".join(i.path), "why": i.why}
+                     for i in answer.impacted] if fmt == "plain" else answer,
+                    ["kind", "namespace", "name", "distance", "path", "why"], fmt)
 
 
 show_app = typer.Typer(help="Look at one dataset or job: neighbours, freshness, last runs.",

@@ -12,8 +12,9 @@ from rich.table import Table
 from api.cli.common import out
 
 
-def rows(found: list[dict[str, Any]], columns: list[str], fmt: str, title: str = "") -> None:
-    """Rows as a table (identifiers wrap, never cut), tab-separated lines, or JSON."""
+def rows(found: Any, columns: list[str], fmt: str, title: str = "") -> None:
+    """Rows as a table (identifiers wrap, never cut), tab-separated lines, or JSON (of ``found``
+    itself, which may be a whole answer)."""
     if fmt == "json":
         dump(found)
     elif fmt == "plain":

@@ -146,8 +146,11 @@ def demo_cmd(
     scopes = parse_tokens(settings.api_tokens).scopes
     token = next((t for t, scope in scopes.items() if scope == "write"), None)
     try:
-        with err.status("running the PySpark pipeline (a JVM starts; about half a minute)…"):
-            run = demo(settings, url, failing, users, orders, token)
+        with err.status("running the PySpark pipeline (a JVM starts first)…") as status:
+            run = demo(settings, url, failing, users, orders, token,
+                       progress=lambda s, events, jobs: status.update(
+                           f"running the PySpark pipeline: {s:.0f} s, {events} OpenLineage events "
+                           f"received, {jobs} runs ended…"))
     except LineageError as e:
         raise fail(str(e)) from e
     wh = run.warehouse
@@ -163,8 +166,8 @@ def demo_cmd(
     out.print(f"  lineage where file {wh}/raw/users email", highlight=False)
     out.print(f"  lineage root-cause dataset file {wh}/dashboards/revenue", highlight=False)
     out.print(f"  lineage show dataset file {wh}/marts/revenue_by_country", highlight=False)
-    out.print(f"\nNeo4j Browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/ , then paste:",
-              highlight=False)
+    out.print(f"\nNeo4j Browser: {local_server(settings).browser_url} (password: `lineage neo4j "
+              "password`), then paste:", highlight=False)
     out.print(f"  MATCH p = (c:Column)-[:DERIVED_FROM*1..6]->(:Column {{dataset: '{wh}/raw/users', "
               "name: 'email'}) RETURN p", highlight=False)
     out.print(f"Jobs are in namespace '{NAMESPACE}'; datasets in namespace 'file'.")

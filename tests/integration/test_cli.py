@@ -175,3 +175,15 @@ def test_tables_never_cut_identifiers(cli: CliRunner) -> None:
     assert r.exit_code == 0, r.output
     run_ids = [line for line in r.stdout.splitlines() if "…" in line]
     assert not run_ids, run_ids
+
+
+def test_questions_answer_in_plain_rows_for_grep(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["impact", "dataset", NS, "raw.users", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert all(len(row) == 6 for row in rows) and rows
+    assert ["dataset", NS, "ml.user_features", "1"] in [row[:4] for row in rows]
+    same = cli.invoke(app, ["impact", "dataset", NS, "raw.users", "--format", "json"])
+    assert json.loads(same.stdout)["impacted"], same.output
+    r = cli.invoke(app, ["upstream", "dataset", NS, "raw.users", "--format", "yaml"])
+    assert r.exit_code == 2 and "--format yaml" in r.output
