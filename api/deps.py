@@ -17,7 +17,7 @@ from fastapi import Depends, HTTPException, Query, Request
 from api.auth import Tokens, is_loopback, parse_tokens
 from api.errors import BadParam
 from api.metrics import Counters
-from graph.db import Graph, connect
+from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest.group_commit import GroupCommitter
 from ingest.log import SQLiteLog
@@ -40,8 +40,7 @@ class Services:
         with self._lock:
             if self._graph is None:
                 # a short retry time: a client gets its 503 promptly while Neo4j is away
-                self._graph = Graph(connect(self.settings, retry_time=2.0),
-                                    timeout=self.settings.query_timeout)
+                self._graph = open_graph(self.settings, retry_time=2.0)
             return self._graph
 
     def log(self) -> SQLiteLog:

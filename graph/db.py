@@ -63,6 +63,13 @@ def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
                                 max_transaction_retry_time=retry_time)
 
 
+def open_graph(settings: Settings, retry_time: float = 30.0) -> Graph:
+    """A :class:`Graph` on the configured server whose driver (reads) and write loop retry for
+    the same ``retry_time``, with the configured query timeout."""
+    return Graph(connect(settings, retry_time=retry_time), timeout=settings.query_timeout,
+                 retry_time=retry_time)
+
+
 class Graph:
     """Runs named queries on one driver. Owns no I/O until a method is called."""
 

@@ -110,7 +110,7 @@ def spark_ingest(settings: Settings, paths: list[str], master: str = "local[*]",
     """Load every path with Spark; returns the combined report."""
     from pyspark.sql import SparkSession
 
-    from graph.db import Graph, connect
+    from graph.db import open_graph
     from graph.schema import apply_schema
 
     conn = connection(settings)
@@ -140,7 +140,7 @@ def spark_ingest(settings: Settings, paths: list[str], master: str = "local[*]",
             report.jobs |= {(ns, name) for ns, name in s["jobs"]}
     finally:
         spark.stop()
-    graph = Graph(connect(settings), timeout=settings.query_timeout)
+    graph = open_graph(settings)
     try:
         apply_schema(graph)
         jobs = [{"namespace": ns, "name": name} for ns, name in sorted(report.jobs)]

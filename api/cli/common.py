@@ -69,9 +69,9 @@ def when(as_of: str | None) -> datetime | None:
 
 
 def _connect(settings: Settings) -> Graph:
-    from graph.db import Graph, connect
+    from graph.db import open_graph
 
-    return Graph(connect(settings), timeout=settings.query_timeout)
+    return open_graph(settings)
 
 
 @contextlib.contextmanager

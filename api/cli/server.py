@@ -86,11 +86,11 @@ def schema_apply() -> None:
 
 
 def _apply_schema(settings: Settings) -> None:
-    from graph.db import Graph, connect
+    from graph.db import open_graph
     from graph.schema import apply_schema
 
     try:
-        graph = Graph(connect(settings), timeout=settings.query_timeout)
+        graph = open_graph(settings)
         try:
             apply_schema(graph)
         finally:

@@ -211,7 +211,7 @@ def test_a_log_that_fails_or_does_not_confirm_in_time_is_503_never_201(
 def test_worker_holds_its_position_while_neo4j_is_down(graph: Graph, log: SQLiteLog) -> None:
     log.append(_events(3))
     dead = Graph(GraphDatabase.driver("bolt://127.0.0.1:1", auth=("neo4j", "x"), connection_timeout=1,
-                                      max_transaction_retry_time=0.5))
+                                      max_transaction_retry_time=0.5), retry_time=0.5)
     with pytest.raises(DatabaseUnavailable):
         Worker(dead, log).run_once()
     assert log.position(CONSUMER) == 0
