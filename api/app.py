@@ -18,11 +18,11 @@ from api.logs import RequestContext
 from api.routes import docs, ingest, lookups, marquez, ops, questions
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from ingest.log import SQLiteLog
+from ingest.log import EventLog
 
 
 def create_app(settings: Settings | None = None, graph: Graph | None = None,
-               events: SQLiteLog | None = None) -> FastAPI:
+               events: EventLog | None = None) -> FastAPI:
     """The application. ``graph`` and the event log are opened from ``settings`` on first use."""
     found = Services(settings or get_settings(), graph, events)
     app = FastAPI(

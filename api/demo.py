@@ -15,7 +15,7 @@ from pathlib import Path
 
 from graph.errors import ConfigError
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log import open_log
 from ingest.spark_env import listener_jar, openlineage_conf, properties_text, spark_submit
 from ingest.worker import CONSUMER
 
@@ -76,7 +76,7 @@ def demo(settings: Settings, url: str, fail: bool, users: int = 2000, orders: in
          progress: Callable[[float, int, int], None] = lambda seconds, events, jobs: None) -> DemoRun:
     """Run the pipeline; ``progress`` hears, every half second, the seconds elapsed, the events
     received so far and how many runs have ended (a COMPLETE or FAIL event)."""
-    log = SQLiteLog(settings.log_path)
+    log = open_log(settings.log_path)
     before = log.last_seq()
     warehouse = settings.state_dir / "demo" / "warehouse"
 

@@ -20,7 +20,7 @@ from api.metrics import Counters
 from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest.group_commit import GroupCommitter
-from ingest.log import SQLiteLog
+from ingest.log import EventLog, open_log
 from ingest.times import parse_time
 
 
@@ -28,7 +28,7 @@ class Services:
     """One app's settings and connections."""
 
     def __init__(self, settings: Settings, graph: Graph | None = None,
-                 events: SQLiteLog | None = None) -> None:
+                 events: EventLog | None = None) -> None:
         self.settings = settings
         self.tokens: Tokens = parse_tokens(settings.api_tokens)
         self.counters = Counters()
@@ -43,10 +43,10 @@ class Services:
                 self._graph = open_graph(self.settings, retry_time=2.0)
             return self._graph
 
-    def log(self) -> SQLiteLog:
+    def log(self) -> EventLog:
         with self._lock:
             if self._log is None:
-                self._log = SQLiteLog(self.settings.log_path)
+                self._log = open_log(self.settings.log_path)
             return self._log
 
     def committer(self) -> GroupCommitter:

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 
-from ingest.log import SQLiteLog
+from ingest.log import EventLog
 from ingest.worker import CONSUMER
 
 
@@ -34,7 +34,7 @@ def _line(name: str, value: float, labels: dict[str, str] | None = None) -> str:
     return f"{name} {value:g}"
 
 
-def render(counters: Counters, log: SQLiteLog) -> str:
+def render(counters: Counters, log: EventLog) -> str:
     out: list[str] = []
 
     def metric(name: str, kind: str, help_: str, samples: list[tuple[float, dict[str, str] | None]]) -> None:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ingest.log import SQLiteLog
+from ingest.log import EventLog
 from ingest.times import parse_time
 
 
@@ -29,7 +29,7 @@ def _row(seq: int, received: float, event: dict[str, Any]) -> dict[str, Any]:
             "run_id": run.get("runId"), "event": json.dumps(event, separators=(",", ":"))}
 
 
-def export_parquet(events: SQLiteLog, directory: Path, rows_per_file: int = 100_000) -> tuple[int, int]:
+def export_parquet(events: EventLog, directory: Path, rows_per_file: int = 100_000) -> tuple[int, int]:
     """Write every event; returns (files written, rows written)."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from ingest.log import SQLiteLog, encode
+from ingest.log import EventLog, encode
 
 
 class GroupCommitter:
@@ -18,7 +18,7 @@ class GroupCommitter:
     requests cost one fsync.
     """
 
-    def __init__(self, log: SQLiteLog, max_batch: int = 5000) -> None:
+    def __init__(self, log: EventLog, max_batch: int = 5000) -> None:
         self.log = log
         self.max_batch = max_batch
         self._queue: queue.Queue[tuple[list[str], Future[list[int]]] | None] = queue.Queue()

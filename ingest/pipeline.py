@@ -12,11 +12,12 @@ import gc
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable, TooLarge
-from ingest.batch import combine
-from ingest.load import Plan, load
+from ingest.combine import combine
+from ingest.plan import Plan, load
 from ingest.read import RawItem
 from ingest.transform import Rows, transform
 from ingest.validate import ValidEvent, validate
@@ -81,15 +82,19 @@ class Located:
     event: ValidEvent
 
 
-def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[Located]:
-    """Valid events of ``items``; every invalid one is added to ``report.rejected``."""
+def validate_items(items: Iterable[RawItem], report: IngestReport,
+                   check: Callable[[Any], ValidEvent | list[str]] = validate) -> Iterator[Located]:
+    """Valid events of ``items``; every invalid one is added to ``report.rejected``.
+
+    ``check`` is :func:`ingest.validate.validate`, or :func:`ingest.validate.logged` for events
+    read back from the event log (validated once, by the API, before they were logged)."""
     for item in items:
         report.read += 1
         if item.error is not None:
             report.rejected.append(Rejection(item.where, (item.error,)))
             continue
         try:
-            result = validate(item.obj)
+            result = check(item.obj)
         except Exception as e:  # a validator bug must not stop the others: reject this one
             log.exception("validating the event at %s failed", item.where)
             result = [f"could not be validated: {_describe(e)}"]
@@ -117,22 +122,24 @@ class Ingester:
         self._seen: set[str] = set()
 
     def ingest(self, items: Iterable[RawItem], report: IngestReport,
-               progress: Callable[[int], None] = lambda n: None) -> IngestReport:
+               progress: Callable[[int], None] = lambda n: None,
+               check: Callable[[Any], ValidEvent | list[str]] = validate) -> IngestReport:
         """Validate and load ``items``; ``progress`` is called with the count of each batch."""
-        for prepared in self.prepare(items, report, progress):
+        for prepared in self.prepare(items, report, progress, check):
             self.load(prepared, report)
             progress(len(prepared.batch))
         return report
 
     def prepare(self, items: Iterable[RawItem], report: IngestReport,
-                progress: Callable[[int], None] = lambda n: None) -> Iterator[Prepared]:
+                progress: Callable[[int], None] = lambda n: None,
+                check: Callable[[Any], ValidEvent | list[str]] = validate) -> Iterator[Prepared]:
         """The CPU part, no I/O: valid, not yet seen events in batches with their combined rows.
 
         Invalid events go to ``report.rejected``; events seen before in this session count as
         duplicates (and are passed to ``progress``).
         """
         batch: list[Located] = []
-        for located in validate_items(items, report):
+        for located in validate_items(items, report, check):
             if located.event.digest in self._seen:
                 report.duplicates += 1
                 progress(1)

@@ -40,10 +40,10 @@ class Rows:
     symlinks: list[dict[str, Any]] = field(default_factory=list)
     renames: list[dict[str, Any]] = field(default_factory=list)
     schemas: list[dict[str, Any]] = field(default_factory=list)
-    """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.load."""
+    """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.plan."""
     lineages: list[dict[str, Any]] = field(default_factory=list)
     """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
-    edges (keys)}; see ingest.load."""
+    edges (keys)}; see ingest.plan."""
 
     def extend(self, other: Rows) -> None:
         for f in fields(self):

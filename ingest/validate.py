@@ -91,6 +91,29 @@ def validate(obj: Any) -> ValidEvent | list[str]:
     return ValidEvent(kind, scrub(obj), event_time, str(time_raw), run_id, event_type)
 
 
+def logged(obj: Any) -> ValidEvent | list[str]:
+    """An event read back from the event log, which holds only events the API validated.
+
+    They are not validated again: only their envelope is read (kind, time, run). They are
+    scrubbed again, because with ``LINEAGE_LOG_RAW_EVENTS`` the log holds them as received
+    (scrubbing is idempotent and, for an event with nothing to scrub, two searches). An entry
+    the API did not write (a log edited by hand) whose envelope cannot be read is validated in
+    full, so it is rejected with its reasons."""
+    try:
+        kind = _kind(obj)
+        time_raw = obj["eventTime"]
+        run_id = event_type = None
+        if kind == "RunEvent":
+            run_id = str(uuid.UUID(str(obj["run"]["runId"])))
+            event_type = str(obj.get("eventType") or "OTHER").upper()
+        if kind is None or event_type not in (None, *EVENT_TYPES):
+            return validate(obj)
+        return ValidEvent(kind, scrub(obj), parse_time(time_raw), str(time_raw), run_id,
+                          event_type)
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return validate(obj)
+
+
 def _kind(obj: dict[str, Any]) -> str | None:
     if isinstance(obj.get("run"), dict) or ("run" in obj and "job" in obj):
         return "RunEvent"

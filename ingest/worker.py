@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
-from ingest.log import Entry, LogError, SQLiteLog
+from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem
+from ingest.validate import logged
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class BatchResult:
 
 
 class Worker:
-    def __init__(self, graph: Graph, events: SQLiteLog, batch: int = 5000,
+    def __init__(self, graph: Graph, events: EventLog, batch: int = 5000,
                  facet_max_bytes: int = 16_384, consumer: str = CONSUMER,
                  batch_bytes: int = 16 * 1024 * 1024) -> None:
         self.graph = graph
@@ -109,7 +110,7 @@ class Worker:
         # one Neo4j transaction per micro-batch
         ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
         items = [RawItem(f"log#{e.seq}", obj=e.event) for e in entries]
-        prepared = list(ingester.prepare(items, report))
+        prepared = list(ingester.prepare(items, report, check=logged))
         return _Pending(entries, report, ingester, prepared, time.perf_counter() - started)
 
     def _apply(self, pending: _Pending) -> BatchResult:
@@ -255,7 +256,7 @@ class _Pending:
     prepare_seconds: float
 
 
-def retry_dead_letters(graph: Graph, events: SQLiteLog, facet_max_bytes: int = 16_384) -> tuple[int, int]:
+def retry_dead_letters(graph: Graph, events: EventLog, facet_max_bytes: int = 16_384) -> tuple[int, int]:
     """Try each unresolved dead letter again; returns (now loaded, still failing)."""
     ok = failed = 0
     for dl in events.dead_letters():

@@ -30,13 +30,14 @@ def replay_cmd(
     import tempfile
 
     from ingest.export import export_parquet
-    from ingest.log import SQLiteLog
+    from ingest.log import open_log
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
+    from ingest.validate import logged
     from ingest.worker import CONSUMER
 
     settings = get_settings()
-    events = SQLiteLog(settings.log_path)
+    events = open_log(settings.log_path)
     total = events.count()
     report = IngestReport()
     if engine not in ("python", "spark"):
@@ -63,7 +64,7 @@ def replay_cmd(
                 last = 0
                 for chunk in chunks(events.scan(), 5000):
                     ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event) for e in chunk], report,
-                                    progress=lambda n: bar.advance(task, n))
+                                    progress=lambda n: bar.advance(task, n), check=logged)
                     last = chunk[-1].seq
             events.commit(CONSUMER, last)
     except LineageError as e:
@@ -89,11 +90,11 @@ def dead_letters_cmd(
     as_json: Annotated[bool, JSON] = False,
 ) -> None:
     """Events that passed validation but could not be loaded, with the reason; --retry them."""
-    from ingest.log import SQLiteLog
+    from ingest.log import open_log
     from ingest.worker import retry_dead_letters
 
     settings = get_settings()
-    events = SQLiteLog(settings.log_path)
+    events = open_log(settings.log_path)
     if retry:
         ok, failed = question(lambda g: retry_dead_letters(g, events, settings.facet_max_bytes))
         out.print(f"retried: {ok} loaded, {failed} still failing")
@@ -116,10 +117,10 @@ def export_cmd(
 ) -> None:
     """Write the event log as date-partitioned Parquet (for a data lake, or `ingest --engine spark`)."""
     from ingest.export import export_parquet
-    from ingest.log import SQLiteLog
+    from ingest.log import open_log
 
     if fmt != "parquet":
         raise fail(f"--format {fmt}: only parquet is supported", code=2)
-    events = SQLiteLog(get_settings().log_path)
+    events = open_log(get_settings().log_path)
     files, rows = export_parquet(events, directory)
     out.print(f"wrote {rows} events to {files} Parquet files under {directory}")

@@ -69,14 +69,14 @@ def worker_cmd(
     import signal
     import threading
 
-    from ingest.log import SQLiteLog
+    from ingest.log import open_log
     from ingest.pipeline import relax_gc
     from ingest.worker import Worker
 
     logging.getLogger().setLevel(logging.INFO)  # a line per batch
     relax_gc()
     settings = get_settings()
-    events = SQLiteLog(settings.log_path)
+    events = open_log(settings.log_path)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -215,7 +215,7 @@ def status_cmd() -> None:
 def print_up(settings: Settings) -> bool:
     from api import processes
     from graph.local_server import external_status
-    from ingest.log import SQLiteLog
+    from ingest.log import open_log
     from ingest.worker import CONSUMER
 
     neo = local_server(settings).status() if settings.uses_local_server else external_status(settings)
@@ -228,7 +228,7 @@ def print_up(settings: Settings) -> bool:
         table.add_row(name, "running" if p.running else "stopped",
                       f"pid {p.pid}  {where}  log {p.log}" if p.running else f"log {p.log}")
         ok = ok and p.running
-    events = SQLiteLog(settings.log_path)
+    events = open_log(settings.log_path)
     lag = events.last_seq() - events.position(CONSUMER)
     table.add_row("log", f"{events.last_seq()} events", f"worker lag {lag} events, "
                   f"{events.dead_letter_count()} dead letters  ({settings.log_path})")

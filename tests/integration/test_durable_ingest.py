@@ -99,7 +99,7 @@ def test_rejected_events_say_index_and_reason_and_do_not_drop_neighbours(api: Te
 @pytest.mark.parametrize(("body", "ctype", "status", "says"), [
     (b'{"eventType": "START",', "application/json", 400, "invalid JSON at line 1, column 23"),
     (b"[" * 100_000 + b"]" * 100_000, "application/json", 400, "nested too deeply"),
-    (b"", "application/json", 400, "empty body"),
+    (b"", "application/json", 400, "nothing to read"),
     (b"[]", "application/json", 400, "empty array"),
     (b"42", "application/json", 400, "expected a JSON object or array"),
     (b"\xff\xfe garbage", "application/json", 400, "not UTF-8"),

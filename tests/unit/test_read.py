@@ -18,7 +18,7 @@ def test_ndjson_bad_line_is_reported_alone_and_neighbours_survive() -> None:
     items = read_payload(text, "f.ndjson")
     assert [i.obj for i in items if i.error is None] == [{"a": 1}, {"a": 3}]
     [bad] = [i for i in items if i.error]
-    assert bad.where == "f.ndjson:2" and "invalid JSON at line 1" in (bad.error or "")
+    assert bad.where == "f.ndjson:2" and "invalid JSON at column" in (bad.error or "")
 
 
 def test_invalid_pretty_json_is_one_error_with_its_position() -> None:
@@ -29,4 +29,19 @@ def test_invalid_pretty_json_is_one_error_with_its_position() -> None:
 
 def test_empty_payload_is_an_error_not_a_crash() -> None:
     [item] = read_payload("  \n", "empty.json")
-    assert item.error == "empty payload"
+    assert (item.error or "").startswith("nothing to read")
+
+
+def test_the_api_splits_a_body_as_files_are_split() -> None:
+    """One splitter for every way in: the same positions and reasons from a body and a file."""
+    body = b'{"eventTime": 1}\n{"a": \n{"job": {}}\n'
+    from api.receive import parse
+    verdict = parse(body, "ndjson")
+    items = read_payload(body.decode(), "f.ndjson", "ndjson")
+    assert [r["index"] for r in verdict.rejected] == [i.index for i in items] == [0, 1, 2]
+    assert verdict.rejected[1]["reasons"] == [items[1].error]
+
+
+def test_a_bare_number_is_unusable_as_a_whole() -> None:
+    [item] = read_payload("42", "f.json")
+    assert item.index is None and item.error == "expected a JSON object or array, got int"

@@ -1,7 +1,7 @@
 import uuid
 from typing import Any
 
-from ingest.batch import combine
+from ingest.combine import combine
 from ingest.transform import Rows, transform
 from ingest.validate import ValidEvent, validate
 from tests.helpers import dataset, run_event

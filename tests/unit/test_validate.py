@@ -1,6 +1,8 @@
 import uuid
 
-from ingest.validate import ValidEvent, event_digest, validate
+import pytest
+
+from ingest.validate import ValidEvent, event_digest, logged, validate
 from tests.helpers import dataset, run_event
 
 
@@ -74,3 +76,35 @@ def test_nested_facet_errors_name_the_field_and_not_our_classes() -> None:
     assert any(r.startswith("run.facets.parent.job.namespace: String should have at least 1 character")
                for r in reasons)
     assert not any("instance of" in r for r in reasons)
+
+
+def test_logged_events_are_read_back_without_validating_facets_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API validated what it logged: the worker reads the envelope only (validated once)."""
+    event = run_event("COMPLETE", str(uuid.uuid4()),
+                      outputs=[dataset("t", "db", columns=["a"])])
+    full = validate(event)
+    assert isinstance(full, ValidEvent)
+    checked: list[str] = []
+    monkeypatch.setattr("ingest.validate._check_facets",
+                        lambda *args: checked.append(str(args[1])))
+    again = logged(event)
+    assert checked == [], "a logged event's facets were validated a second time"
+    assert isinstance(again, ValidEvent)
+    assert (again.kind, again.time, again.run_id, again.event_type, again.raw) == \
+        (full.kind, full.time, full.run_id, full.event_type, full.raw)
+
+
+def test_logged_events_are_scrubbed_when_the_log_kept_them_raw() -> None:
+    event = run_event("START", str(uuid.uuid4()))
+    event["job"]["facets"] = {"sql": {"query": "CREATE USER x IDENTIFIED BY 'hunter2'"}}
+    again = logged(event)
+    assert isinstance(again, ValidEvent)
+    assert "hunter2" not in str(again.raw)
+
+
+def test_a_logged_entry_with_a_broken_envelope_gets_the_full_reasons() -> None:
+    event = run_event("START", str(uuid.uuid4()))
+    event["eventTime"] = "yesterday"
+    reasons = logged(event)
+    assert isinstance(reasons, list) and reasons and reasons[0].startswith("eventTime:")

@@ -1,4 +1,5 @@
-"""Load: the only I/O of ingest. One write transaction per batch, one UNWIND query per row kind."""
+"""The plan of a batch's writes (schema versions, members, edge columns) and its load: the only
+I/O of ingest. One write transaction per batch, one UNWIND query per row kind."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from graph.db import Graph, Step
 from graph.errors import QueryError
-from ingest.batch import combine_kind
+from ingest.combine import combine_kind
 from ingest.transform import Rows, edge_key
 
 # The first round: nodes and the edges of runs and jobs, then (Plan) the versions of written schemas

@@ -39,7 +39,7 @@ _SPECIAL = {"jobs": ("props", "digests"), "datasets": ("props", "digests"),
 _TIME = itemgetter("time")
 
 
-# Left as they are by combine: the loader combines only those it writes (ingest.load.Plan), and most
+# Left as they are by combine: the loader combines only those it writes (ingest.plan.Plan), and most
 # columns and column edges of a batch belong to schemas and lineages that are already current.
 DEFERRED = ("columns", "column_edges")
 
