@@ -53,6 +53,7 @@ class ErrorBody(BaseModel):
     errors: list[FieldError] | None = None
     kind: str | None = None
     key: str | None = None
+    didYouMean: list[dict[str, str]] | None = None  # noqa: N815 (the API's camelCase)
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -90,6 +91,19 @@ def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
     return answer(422, detail or "invalid request", errors=errors)
 
 
+def _closest(request: Request, e: NotFound) -> list[dict[str, str]]:
+    """Datasets or jobs (any namespace) named like the one not found; none if that fails."""
+    from impact.discover import did_you_mean
+
+    if e.kind not in ("dataset", "job") or e.name is None:
+        return []
+    try:
+        close = did_you_mean(request.app.state.services.graph(), e.kind, e.name)
+    except LineageError:
+        return []
+    return [{"namespace": f.namespace, "name": f.name} for f in close]
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn errors into answers of the one shape."""
 
@@ -106,8 +120,8 @@ def install(app: FastAPI) -> None:
         return answer(e.status_code, str(e.detail), headers=e.headers)
 
     @app.exception_handler(NotFound)
-    def not_found(_: Request, e: NotFound) -> JSONResponse:
-        return answer(404, str(e), kind=e.kind, key=e.key)
+    def not_found(request: Request, e: NotFound) -> JSONResponse:
+        return answer(404, str(e), kind=e.kind, key=e.key, didYouMean=_closest(request, e))
 
     @app.exception_handler(DatabaseUnavailable)
     def unavailable(_: Request, e: DatabaseUnavailable) -> JSONResponse:

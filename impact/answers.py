@@ -46,7 +46,7 @@ class BlastRadius:
 def require_dataset(graph: Graph, namespace: str, name: str) -> None:
     """Raise NotFound unless the dataset is in the graph."""
     if not graph.read("impact/exists_dataset", namespace=namespace, name=name)[0]["found"]:
-        raise NotFound("dataset", f"{namespace}:{name}")
+        raise NotFound("dataset", f"{namespace}:{name}", name)
 
 
 def require_column(graph: Graph, namespace: str, dataset: str, column: str) -> None:

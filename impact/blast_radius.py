@@ -52,7 +52,7 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
     jobs reading any of those."""
     row = graph.read("impact/job_outputs", namespace=namespace, name=name)[0]
     if not row["found"]:
-        raise NotFound("job", f"{namespace}:{name}")
+        raise NotFound("job", f"{namespace}:{name}", name)
     depth = clamp_depth(depth)
     me = f"{namespace}:{name}"
     best: dict[tuple[str, str, str], Impacted] = {}

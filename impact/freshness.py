@@ -69,7 +69,7 @@ def freshness(graph: Graph, namespace: str, name: str, as_of: datetime | None = 
     """Freshness of ``namespace:name`` at ``as_of`` (or now)."""
     rows = graph.read("impact/freshness", namespace=namespace, name=name, asOf=as_of)
     if not rows:
-        raise NotFound("dataset", f"{namespace}:{name}")
+        raise NotFound("dataset", f"{namespace}:{name}", name)
     r = rows[0]
     checked = as_of or now or datetime.now(UTC)
     times = [t for t in (native_time(x) for x in r["successes"]) if t is not None]

@@ -127,8 +127,7 @@ def question(ask: Callable[[Graph], T]) -> T:
 def _suggestions(graph: Graph, e: NotFound) -> str:
     from impact.discover import did_you_mean
 
-    if e.kind not in ("dataset", "job"):
+    if e.kind not in ("dataset", "job") or e.name is None:
         return ""
-    name = e.key.rsplit(":", 1)[-1]
-    close = did_you_mean(graph, e.kind, name)
+    close = did_you_mean(graph, e.kind, e.name)
     return ("; did you mean: " + ", ".join(f"{f.namespace} {f.name}" for f in close)) if close else ""

@@ -153,8 +153,12 @@ def show_dataset(
     namespace: DatasetNs,
     name: DatasetName,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
-    """Columns, writers and readers, upstream and downstream datasets, last run, freshness."""
+    """Columns, writers and readers, upstream and downstream datasets, last run, freshness.
+
+    --format plain prints one fact per line (column, writer, reader, upstream, downstream,
+    freshness), tab-separated, for grep and cut."""
     import dataclasses
 
     from graph.errors import NotFound
@@ -163,11 +167,14 @@ def show_dataset(
     def ask(graph):  # type: ignore[no-untyped-def]
         rows = graph.read("lookup/dataset", namespace=namespace, name=name)
         if not rows:
-            raise NotFound("dataset", f"{namespace}:{name}")
+            raise NotFound("dataset", f"{namespace}:{name}", name)
         return rows[0], freshness(graph, namespace, name)
 
     row, fresh = question(ask)
-    if as_json:
+    if fmt == "plain":
+        render.rows(render.dataset_facts(row, fresh.verdict), ["fact", "value", "detail"], "plain")
+        return
+    if as_json or fmt == "json":
         dump({**row, "props": {k: v for k, v in row["props"].items() if k != "events"},
                "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict}})
         return
@@ -180,18 +187,24 @@ def show_job(
     name: JobName,
     runs: Annotated[int, typer.Option(help="How many recent runs to list.")] = 10,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
-    """What a job reads and writes, its parent job, and its latest runs with status and duration."""
+    """What a job reads and writes, its parent job, and its latest runs with status and duration.
+
+    --format plain prints one fact per line (reads, writes, parent, run), tab-separated."""
     from graph.errors import NotFound
 
     def ask(graph):  # type: ignore[no-untyped-def]
         rows = graph.read("lookup/job", namespace=namespace, name=name, runs=runs)
         if not rows:
-            raise NotFound("job", f"{namespace}:{name}")
+            raise NotFound("job", f"{namespace}:{name}", name)
         return rows[0]
 
     row = question(ask)
-    if as_json:
+    if fmt == "plain":
+        render.rows(render.job_facts(row), ["fact", "value", "detail"], "plain")
+        return
+    if as_json or fmt == "json":
         dump(row)
         return
     render.show_job(f"{namespace}:{name}", row)
@@ -204,12 +217,14 @@ def root_cause_dataset_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """Rank upstream causes: failed runs, failed assertions, stale inputs, schema changes."""
     from impact.root_cause import root_cause_dataset
 
     moment = when(as_of)
-    show_root_cause(question(lambda g: root_cause_dataset(g, namespace, name, depth, moment)), as_json)
+    show_root_cause(question(lambda g: root_cause_dataset(g, namespace, name, depth, moment)),
+                    "json" if as_json else fmt)
 
 
 @root_app.command("run")
@@ -218,19 +233,24 @@ def root_cause_run_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: Format = "table",
 ) -> None:
     """Rank causes for a failed or wrong run: the run itself, then upstream of what it read."""
     from impact.root_cause import root_cause_run
 
     moment = when(as_of)
-    show_root_cause(question(lambda g: root_cause_run(g, run_id, depth, moment)), as_json)
+    show_root_cause(question(lambda g: root_cause_run(g, run_id, depth, moment)),
+                    "json" if as_json else fmt)
 
 
-def show_root_cause(answer: Any, as_json: bool) -> None:
-    if as_json:
-        dump(answer)
+def show_root_cause(answer: Any, fmt: str) -> None:
+    if fmt == "table":
+        render.show_root_cause(answer)
         return
-    render.show_root_cause(answer)
+    render.rows([{"rank": i, "score": c.score, "kind": c.kind, "distance": c.distance,
+                  "what": c.summary, "path": " <- ".join(c.path)}
+                 for i, c in enumerate(answer.candidates, 1)] if fmt == "plain" else answer,
+                ["rank", "score", "kind", "distance", "what", "path"], fmt)
 
 
 @app.command("where")
@@ -242,6 +262,7 @@ def where_cmd(
     as_of: AsOf = None,
     as_json: AsJson = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
+    fmt: Format = "table",
 ) -> None:
     """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence."""
     import dataclasses
@@ -253,7 +274,13 @@ def where_cmd(
     if csv_out:
         sys.stdout.write(where_csv(report))
         return
-    if as_json:
+    if as_json or fmt == "json":
         dump({**dataclasses.asdict(report), "counts": report.counts()})
+        return
+    if fmt == "plain":
+        render.rows([{"label": r.label, "dataset": r.dataset, "column": r.column,
+                      "distance": r.distance, "jobs": ",".join(r.jobs),
+                      "last flowed": render.stamp(r.last_flowed)} for r in report.reaches],
+                    ["label", "dataset", "column", "distance", "jobs", "last flowed"], "plain")
         return
     render.show_where(report)

@@ -154,6 +154,27 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
     out.print(cols)
 
 
+def dataset_facts(row: dict[str, Any], verdict: str) -> list[dict[str, Any]]:
+    """One dataset as (fact, value, detail) rows, for --format plain."""
+    facts_ = [{"fact": "column", "value": c["name"], "detail": c["type"] or ""}
+              for c in row["columns"]]
+    facts_ += [{"fact": "writer", "value": w} for w in row["writers"]]
+    facts_ += [{"fact": "reader", "value": r} for r in row["readers"]]
+    facts_ += [{"fact": "upstream", "value": u["dataset"]} for u in row["upstream"]]
+    facts_ += [{"fact": "downstream", "value": d["dataset"]} for d in row["downstream"]]
+    return [*facts_, {"fact": "freshness", "value": verdict}]
+
+
+def job_facts(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """One job as (fact, value, detail) rows, for --format plain."""
+    facts_ = [{"fact": "reads", "value": d} for d in row["reads"]]
+    facts_ += [{"fact": "writes", "value": d} for d in row["writes"]]
+    facts_ += [{"fact": "parent", "value": p} for p in row["parents"]]
+    return facts_ + [{"fact": "run", "value": r["runId"],
+                      "detail": f"{r['state'] or ''} {stamp(r['start'])}".strip()}
+                     for r in row["runs"]]
+
+
 def show_job(key: str, row: dict[str, Any]) -> None:
     """One job: what it reads and writes, its parents, its latest runs."""
     out.print(f"[bold]job {key}[/]", highlight=False)

@@ -30,7 +30,7 @@ def datasets(graph: G, limit: Limit, namespace: str | None = None, offset: Offse
 def dataset(graph: G, namespace: Ns, name: Name) -> Any:
     rows = graph.read("lookup/dataset", namespace=namespace, name=name)
     if not rows:
-        raise NotFound("dataset", f"{namespace}:{name}")
+        raise NotFound("dataset", f"{namespace}:{name}", name)
     return to_json(lean(rows[0]))
 
 
@@ -44,7 +44,7 @@ def jobs(graph: G, limit: Limit, namespace: str | None = None, offset: Offset = 
 def job(graph: G, namespace: Ns, name: Name, runs: Annotated[int, Query(ge=1, le=100)] = 10) -> Any:
     rows = graph.read("lookup/job", namespace=namespace, name=name, runs=runs)
     if not rows:
-        raise NotFound("job", f"{namespace}:{name}")
+        raise NotFound("job", f"{namespace}:{name}", name)
     return to_json(lean(rows[0]))
 
 

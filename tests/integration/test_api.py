@@ -148,6 +148,14 @@ def test_error_paths(api: TestClient, path: str, params: dict[str, Any], status:
         assert field in [d["loc"][-1] for d in body["errors"]]
 
 
+def test_a_404_names_the_closest_datasets_in_any_namespace(api: TestClient) -> None:
+    r = api.get("/api/v1/dataset", params={"namespace": "postgres://elsewhere", "name": "raw.user"})
+    assert r.status_code == 404, r.text
+    assert {"namespace": NS, "name": "raw.users"} in r.json()["didYouMean"]
+    r = api.get("/api/v1/impact/job", params={"namespace": "nowhere", "name": "qqqqqqqq"})
+    assert r.status_code == 404 and r.json()["didYouMean"] == []
+
+
 def test_neo4j_outage_is_503_with_retry_hint_not_a_stack_trace() -> None:
     dead = Graph(GraphDatabase.driver("bolt://127.0.0.1:1", auth=("neo4j", "x"),
                                       connection_acquisition_timeout=2, connection_timeout=2,

@@ -187,3 +187,24 @@ def test_questions_answer_in_plain_rows_for_grep(cli: CliRunner) -> None:
     assert json.loads(same.stdout)["impacted"], same.output
     r = cli.invoke(app, ["upstream", "dataset", NS, "raw.users", "--format", "yaml"])
     assert r.exit_code == 2 and "--format yaml" in r.output
+
+
+def test_where_root_cause_and_show_answer_in_plain_rows(cli: CliRunner) -> None:
+    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [row[:3] for row in rows] == [["raw", "ml.user_features", "email"],
+                                         ["masked", "staging.users_clean", "email_hash"]]
+    r = cli.invoke(app, ["root-cause", "dataset", NS, "dashboards.revenue", "--as-of",
+                         "2024-06-01T03:00:00Z", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    first = r.stdout.splitlines()[0].split("\t")
+    assert first[0] == "1" and first[2] == "failed run" and "amount_eur" in first[4]
+    r = cli.invoke(app, ["show", "dataset", NS, "raw.users", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    facts = [line.split("\t") for line in r.stdout.splitlines()]
+    assert ["column", "email"] in [f[:2] for f in facts] and facts[-1][0] == "freshness"
+    r = cli.invoke(app, ["show", "job", "shop-nightly", "revenue_by_country", "--format", "plain"])
+    assert r.exit_code == 0, r.output
+    kinds = {line.split("\t")[0] for line in r.stdout.splitlines()}
+    assert {"reads", "writes", "parent", "run"} <= kinds
