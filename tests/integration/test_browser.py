@@ -1,27 +1,42 @@
 """Neo4j Browser, served by our local server at /browser, renders in headless Chromium.
 
-Needs Debian's ``chromium`` (``.ci/run`` installs it). The screenshot is kept as a test artefact in
-``tests/artifacts/neo4j-browser.png`` (or ``$LINEAGE_TEST_ARTIFACTS``).
+Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them). The screenshot
+is kept as a test artefact in ``tests/artifacts/neo4j-browser.png`` (or
+``$LINEAGE_TEST_ARTIFACTS``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from graph.db import Graph
 from graph.local_server import LocalServer
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import read_file
 
 pytestmark = pytest.mark.integration
 
 ARTIFACTS = Path(os.environ.get("LINEAGE_TEST_ARTIFACTS", Path(__file__).parents[1] / "artifacts"))
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--disable-background-networking", "--no-first-run", "--virtual-time-budget=15000"]
+
+
+SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+SHIFT, ENTER, RELEASE = "\ue008", "\ue007", "\ue000"  # WebDriver's key codes
 
 
 def _chromium() -> str:
@@ -106,3 +121,98 @@ def test_api_docs_render_without_internet(tmp_path: Path) -> None:
         thread.join(timeout=10)
     assert 'class="opblock' in pages["docs"] and "/api/v1/lineage" in pages["docs"], pages["docs"][:800]
     assert "Receive OpenLineage events" in pages["redoc"], pages["redoc"][:800]
+
+
+class WebDriver:
+    """Just enough of the W3C WebDriver protocol, spoken to Debian's chromedriver over HTTP."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        driver = shutil.which("chromedriver")
+        if driver is None:
+            if os.environ.get("CI"):
+                pytest.fail("chromedriver is not installed (.ci/run installs chromium-driver)")
+            pytest.skip("chromedriver is not installed: apt-get install chromium-driver")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.process = subprocess.Popen([driver, f"--port={port}"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{port}"
+        self._wait(lambda: self._call("GET", "/status"), "chromedriver to answer")
+        options = {"binary": _chromium(), "args": [*FLAGS[:-1], "--window-size=1280,900",
+                                                    f"--user-data-dir={tmp_path / 'webdriver'}"]}
+        self.session = "/session/" + self._call("POST", "/session", {"capabilities": {
+            "alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": options}}})["sessionId"]
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())["value"]
+
+    @staticmethod
+    def _wait(probe: Callable[[], Any], what: str, seconds: float = 30) -> Any:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                found = probe()
+                if found:
+                    return found
+            except (OSError, urllib.error.HTTPError):
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"gave up waiting for {what}")
+            time.sleep(0.2)
+
+    def open(self, url: str) -> None:
+        self._call("POST", self.session + "/url", {"url": url})
+
+    def element(self, css: str) -> str:
+        """The id of the first element matching ``css``, waiting for it to appear."""
+        found = self._wait(lambda: self._call("POST", self.session + "/element",
+                                              {"using": "css selector", "value": css}), css)
+        return str(next(iter(found.values())))
+
+    def type(self, css: str, text: str) -> None:
+        self._call("POST", f"{self.session}/element/{self.element(css)}/value", {"text": text})
+
+    def click(self, css: str) -> None:
+        self._call("POST", f"{self.session}/element/{self.element(css)}/click", {})
+
+    def wait_for_text(self, text: str) -> str:
+        def page() -> str | None:
+            source = str(self._call("GET", self.session + "/source"))
+            return source if text in source else None
+        return str(self._wait(page, repr(text)))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._call("DELETE", self.session)
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def test_browser_logs_in_and_runs_a_named_query(local_server: LocalServer, graph: Graph,
+                                                tmp_path: Path) -> None:
+    """What the README tells a user to do: open the printed URL, paste the password, run a file
+    of cypher/ as it is. The answer table shows the example graph's namespaces."""
+    if os.environ.get("NEO4J_URI"):
+        pytest.skip("an external Neo4j is configured; its Browser is not ours to test")
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    query = (Path(__file__).parents[2] / "cypher" / "lookup" / "namespaces.cypher").read_text()
+    browser = WebDriver(tmp_path)
+    try:
+        browser.open(local_server.status().browser_url)
+        browser.type('input[data-testid="password"]', local_server.password())
+        browser.click('button[data-testid="connect"]')
+        browser.element('[data-testid="editor-Run"]')
+        # Enter runs the editor's text; Shift+Enter starts a new line, as a person types it
+        browser.type('[data-testid="activeEditor"] textarea',
+                     query.strip().replace("\n", SHIFT + ENTER + RELEASE))
+        browser.click('[data-testid="editor-Run"]')
+        page = browser.wait_for_text("Started streaming 2 records")
+    finally:
+        browser.close()
+    assert '"postgres://warehouse:5432"' in page and '"shop-nightly"' in page
+    assert "Neo.ClientError" not in page
