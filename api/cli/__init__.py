@@ -22,8 +22,9 @@ from graph.settings import get_settings
 
 __all__ = ["app", "main"]
 
-# each group registers its commands on `app`; in this order they appear in `lineage --help`
-for _group in ("server", "load", "discover", "questions", "check", "events", "services"):
+# each group registers its commands on `app`, under a panel of `lineage --help`: the panels
+# appear in the order of their first command (load, ask, find, run the services)
+for _group in ("load", "questions", "check", "discover", "events", "server", "services"):
     importlib.import_module(f"api.cli.{_group}")
 
 

@@ -19,7 +19,7 @@ from graph.settings import get_settings
 if TYPE_CHECKING:
     from graph.db import Graph
 
-@app.command("check")
+@app.command("check", rich_help_panel="Ask")
 def check_cmd(
     change: Annotated[Path, typer.Argument(help="The proposed change: a change file (YAML or JSON with "
                                                 "`changes:`), an OpenLineage DatasetEvent/JobEvent, a "

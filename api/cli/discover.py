@@ -13,7 +13,7 @@ from api.cli.common import FORMAT, fail, question
 _WHAT = ("namespaces", "datasets", "jobs")
 
 
-@app.command("ls")
+@app.command("ls", rich_help_panel="Find")
 def ls_cmd(
     what: Annotated[str, typer.Argument(help="namespaces, datasets or jobs.")] = "datasets",
     pattern: Annotated[str | None, typer.Argument(
@@ -39,7 +39,7 @@ def ls_cmd(
                 fmt, title=what)
 
 
-@app.command("search")
+@app.command("search", rich_help_panel="Find")
 def search_cmd(
     text: Annotated[str, typer.Argument(help="Part of a dataset's or job's name or namespace.")],
     kind: Annotated[str | None, typer.Option(help="Only dataset or job.")] = None,

@@ -19,7 +19,7 @@ from graph.settings import get_settings
 
 T = TypeVar("T")
 
-@app.command("replay")
+@app.command("replay", rich_help_panel="Load and keep events")
 def replay_cmd(
     wipe: Annotated[bool, typer.Option("--wipe", help="Empty the graph first (it must be empty "
                                                        "otherwise).")] = False,
@@ -84,7 +84,7 @@ def chunks(it: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-@app.command("dead-letters")
+@app.command("dead-letters", rich_help_panel="Load and keep events")
 def dead_letters_cmd(
     retry: Annotated[bool, typer.Option("--retry", help="Try to load each one again.")] = False,
     as_json: Annotated[bool, JSON] = False,
@@ -110,7 +110,7 @@ def dead_letters_cmd(
     render.show_dead_letters(letters)
 
 
-@app.command("export")
+@app.command("export", rich_help_panel="Load and keep events")
 def export_cmd(
     directory: Annotated[Path, typer.Argument(help="Where to write date=YYYY-MM-DD/ partitions")],
     fmt: Annotated[str, typer.Option("--format", help="Only parquet for now.")] = "parquet",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from graph.db import Graph
     from ingest.pipeline import Ingester
 
-@app.command("ingest")
+@app.command("ingest", rich_help_panel="Load and keep events")
 def ingest_cmd(
     paths: Annotated[list[Path], typer.Argument(
         help="Files or folders of OpenLineage events (one JSON object, a JSON array, or NDJSON "

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 impact_app = typer.Typer(help="Blast radius: what derives from a dataset, a column or a job.",
                          no_args_is_help=True)
-app.add_typer(impact_app, name="impact")
+app.add_typer(impact_app, name="impact", rich_help_panel="Ask")
 
 
 
@@ -90,7 +90,7 @@ def impact_column(
 
 upstream_app = typer.Typer(help="Upstream lineage: what a dataset or a column derives from.",
                            no_args_is_help=True)
-app.add_typer(upstream_app, name="upstream")
+app.add_typer(upstream_app, name="upstream", rich_help_panel="Ask")
 
 
 @upstream_app.command("dataset")
@@ -141,10 +141,10 @@ def show_impact(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
 
 show_app = typer.Typer(help="Look at one dataset or job: neighbours, freshness, last runs.",
                        no_args_is_help=True)
-app.add_typer(show_app, name="show")
+app.add_typer(show_app, name="show", rich_help_panel="Ask")
 root_app = typer.Typer(help="Root cause: which upstream run, input or schema change broke it.",
                        no_args_is_help=True)
-app.add_typer(root_app, name="root-cause")
+app.add_typer(root_app, name="root-cause", rich_help_panel="Ask")
 
 
 
@@ -253,7 +253,7 @@ def show_root_cause(answer: Any, fmt: str) -> None:
                 ["rank", "score", "kind", "distance", "what", "path"], fmt)
 
 
-@app.command("where")
+@app.command("where", rich_help_panel="Ask")
 def where_cmd(
     namespace: DatasetNs,
     dataset: Annotated[str, typer.Argument(help="Dataset of the column, e.g. public.users")],

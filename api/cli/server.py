@@ -14,9 +14,9 @@ from graph.settings import Settings, get_settings
 
 neo4j_app = typer.Typer(help="Run the local Neo4j server: start, stop, status.",
                         no_args_is_help=True)
-app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(neo4j_app, name="neo4j", rich_help_panel="Run the services")
 schema_app = typer.Typer(help="The graph's constraints and indexes.", no_args_is_help=True)
-app.add_typer(schema_app, name="schema")
+app.add_typer(schema_app, name="schema", rich_help_panel="Run the services")
 
 
 @neo4j_app.command("start")

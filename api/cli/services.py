@@ -20,7 +20,7 @@ from graph.settings import Settings, get_settings
 log = logging.getLogger("lineage.services")
 
 
-@app.command("serve")
+@app.command("serve", rich_help_panel="Run the services")
 def serve_cmd(
     host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 5000).")] = None,
@@ -61,7 +61,7 @@ def serve_cmd(
                              settings.api_idle_seconds))
 
 
-@app.command("worker")
+@app.command("worker", rich_help_panel="Run the services")
 def worker_cmd(
     once: Annotated[bool, typer.Option("--once", help="Load what the log holds now, then exit.")] = False,
 ) -> None:
@@ -97,7 +97,7 @@ def worker_cmd(
         raise fail(str(e)) from e
 
 
-@app.command("spark-conf")
+@app.command("spark-conf", rich_help_panel="Run the services")
 def spark_conf_cmd(
     url: Annotated[str | None, typer.Option(help="lineage-graph's URL (default: this API).")] = None,
     namespace: Annotated[str, typer.Option(help="Namespace for your Spark jobs.")] = "spark",
@@ -124,7 +124,7 @@ def spark_conf_cmd(
         sys.stdout.write(text)
 
 
-@app.command("demo")
+@app.command("demo", rich_help_panel="Run the services")
 def demo_cmd(
     failing: Annotated[bool, typer.Option("--fail", help="Run two nights; on the second the revenue job "
                                                       "reads a bad column and fails.")] = False,
@@ -173,7 +173,7 @@ def demo_cmd(
     out.print(f"Jobs are in namespace '{NAMESPACE}'; datasets in namespace 'file'.")
 
 
-@app.command("up")
+@app.command("up", rich_help_panel="Run the services")
 def up_cmd() -> None:
     """Start Neo4j, the API and the worker (each its own process); print where they are."""
     from api import processes
@@ -193,7 +193,7 @@ def up_cmd() -> None:
     out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {worker_proc.log.parent}")
 
 
-@app.command("down")
+@app.command("down", rich_help_panel="Run the services")
 def down_cmd() -> None:
     """Stop the worker, the API and the local Neo4j."""
     from api import processes
@@ -205,7 +205,7 @@ def down_cmd() -> None:
         out.print("neo4j: " + ("stopped" if local_server(settings).stop() else "was not running"))
 
 
-@app.command("status")
+@app.command("status", rich_help_panel="Run the services")
 def status_cmd() -> None:
     """Neo4j, the API and the worker: running or not, where, and the worker's lag. Exit 1 if any is down."""
     if not print_up(get_settings()):
