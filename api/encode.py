@@ -9,6 +9,8 @@ from typing import Any
 from fastapi.encoders import jsonable_encoder
 from neo4j.time import Date, DateTime, Duration
 
+from graph.bookkeeping import public
+
 
 def _iso(value: Any) -> str:
     return str(value.to_native().isoformat())
@@ -26,8 +28,7 @@ def to_json(value: Any) -> Any:
 
 def lean(row: dict[str, Any]) -> dict[str, Any]:
     """Drop bookkeeping properties (event digests, property times) from a node's properties."""
-    props = {k: v for k, v in row["props"].items() if k not in ("events", "propsTime")}
-    return {**row, "props": props}
+    return {**row, "props": public(row["props"])}
 
 
 def page(key: str, rows: list[dict[str, Any]], limit: int, offset: int) -> Any:

@@ -17,12 +17,13 @@ def where_csv(report: WhereReport) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["namespace", "dataset", "column", "label", "distance", "path", "jobs", "runs",
-                "last_flowed"])
+                "last_flowed", "basis"])
     for r in report.reaches:
         path = " -> ".join([r.steps[0].source, *(s.target for s in r.steps)])
         w.writerow([r.namespace, r.dataset, r.column, r.label, r.distance, path, " ".join(r.jobs),
                     " ".join(s.run for s in r.steps if s.run),
-                    r.last_flowed.isoformat() if r.last_flowed else ""])
+                    r.last_flowed.isoformat() if r.last_flowed else "",
+                    " -> ".join(s.basis for s in r.steps)])
     return buf.getvalue()
 
 

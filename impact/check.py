@@ -5,7 +5,8 @@ downstream consumers of each column.
   downstream of it) of a dropped, renamed or retyped column; any consumer of a dropped or renamed
   dataset; a job output column that loses its source. A type change that only widens is not breaking.
 * RISKY: only INDIRECT influence (join, filter, group by, sort ...), or a consumer whose column
-  lineage is unknown (a coarse, dataset-level edge).
+  lineage is unknown (a coarse, dataset-level edge, or a column edge whose producer reported no
+  transformation).
 * SAFE: nothing downstream reads it; added columns.
 
 The verdict is the worst finding. Each finding names the change, the consumer, the path, the
@@ -155,7 +156,10 @@ def _column_findings(graph: Graph, keys: list[dict[str, Any]], what: str, depth:
             "BREAKING" if r["direct"] else "RISKY", what, "column",
             f"{r['namespace']}:{r['dataset']}.{r['column']}", tuple(r["path"]), steps, r["job"],
             tuple(r["owners"]), last, _stale(last, cutoff),
-            "reads it directly" if r["direct"] else "influenced only (INDIRECT)"))
+            "reads it directly" if r["direct"] else
+            "transformation not reported: may copy it" if any(s["type"] == "UNKNOWN"
+                                                             for s in r["steps"])
+            else "influenced only (INDIRECT)"))
     return out
 
 

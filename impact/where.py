@@ -1,10 +1,13 @@
 """GDPR "where is this column": every column its data reaches, and in what form.
 
 Each reach is labelled by its most exposing path (a path is as exposing as its weakest step):
-``raw`` (only IDENTITY copies, no masking), ``transformed`` (DIRECT steps, no masking),
-``masked`` (a masking step or a hash on the way), ``aggregated`` (an AGGREGATION on the way),
+``raw`` (only DIRECT IDENTITY copies, none with ``masking: true``), ``unknown`` (a step whose
+producer reported no transformation: possibly raw), ``transformed`` (DIRECT steps, no masking),
+``masked`` (a step with ``masking: true``), ``aggregated`` (an AGGREGATION on the way),
 ``influence`` (an INDIRECT step: filter, join, group by ...; the value itself is not copied).
-Raw reaches come first. Exportable as JSON or CSV, as evidence.
+Labels come from the column lineage facet's fields only: a description never lowers one (a
+"NOT hashed" copy is raw). Each step says which facts it rests on (``basis``). Raw reaches come
+first. Exportable as JSON or CSV, as evidence.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import Any
 from graph.db import Graph
 from impact.answers import clamp_depth, native_time, require_column
 
-LABELS = ("raw", "transformed", "masked", "aggregated", "influence")
-"""Most exposing first; the Cypher query's levels 4..0."""
+LABELS = ("raw", "unknown", "transformed", "masked", "aggregated", "influence")
+"""Most exposing first; the Cypher query's levels 5..0."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,17 @@ class Step:
     masking: bool
     description: str | None
     last_seen: datetime | None
+    basis: str
+    """The reported facts this step's label rests on (columnLineage transformations)."""
+
+
+def basis(kind: str | None, subtype: str | None, masking: bool) -> str:
+    """Where a step's label comes from, in the facet's own words, or "not reported"."""
+    if kind in (None, "UNKNOWN"):
+        return "transformation not reported by the producer"
+    shown = subtype if subtype not in (None, "UNKNOWN") else "not reported"
+    reported = f"type {kind}, subtype {shown}"
+    return reported + (", masking true" if masking else ", masking not true")
 
 
 @dataclass(frozen=True)
@@ -74,7 +88,8 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
 
 def _reach(r: dict[str, Any]) -> Reach:
     steps = tuple(Step(s["from"], s["to"], s["job"], s["run"], s["type"], s["subtype"],
-                       bool(s["masking"]), s["description"], native_time(s["lastSeen"]))
+                       s["masking"] is True, s["description"], native_time(s["lastSeen"]),
+                       basis(s["type"], s["subtype"], s["masking"] is True))
                   for s in r["steps"])
     return Reach(r["namespace"], r["dataset"], r["column"], r["label"], r["distance"], steps,
                  native_time(r["lastFlowed"]))

@@ -1,8 +1,9 @@
 """Combining the rows of a batch so that each node and edge appears once per write.
 
 Rows of one key are merged oldest to newest: newer values win, older ones fill what newer rows
-lack, ``props`` maps merge the same way (a None from a deleted facet removes), and the merged row
-gets ``firstSeen``/``lastSeen``. Runs pick their state by precedence, then event time.
+lack; ``props`` maps merge property by property, each keeping the value of its latest ``stamp``
+(event time, then digest; a None from a deleted facet removes), and the merged row gets
+``firstSeen``/``lastSeen``. Runs pick their state by precedence, then event time, then name.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
 # Row kinds that carry maps or lists merged across rows (the others merge value by value).
 _SPECIAL = {"jobs": ("props", "digests"), "datasets": ("props", "digests"),
             "dataset_edges": ("subtypes",)}
-_TIME = itemgetter("time")
+_ORDER = itemgetter("evt")  # the event's stamp: its time, then its digest (transform.stamp)
 
 
 # Left as they are by combine: the loader combines only those it writes (ingest.plan.Plan), and most
@@ -61,7 +62,8 @@ def combine_kind(kind: str, rows: Iterable[dict[str, Any]]) -> list[dict[str, An
 
 
 def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> Iterable[list[dict[str, Any]]]:
-    """The rows of each key, oldest first (a stable sort: arrival order breaks ties)."""
+    """The rows of each key, oldest first (events of the same time in the order of their
+    digests, so the order of arrival never decides)."""
     key_of = itemgetter(*key)
     grouped: dict[Any, list[dict[str, Any]]] = {}
     for row in rows:
@@ -73,7 +75,7 @@ def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> Iterable[li
             group.append(row)
     for group in grouped.values():
         if len(group) > 1:
-            group.sort(key=_TIME)
+            group.sort(key=_ORDER)
     return grouped.values()
 
 
@@ -89,10 +91,7 @@ def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "di
             merged.pop(name, None)
             continue
         if name == "props":
-            props: dict[str, Any] = {}
-            for row in group:
-                props.update(row.get("props") or {})
-            merged["props"] = props
+            _merge_props(group, merged)
         elif name == "digests":
             digests: list[str] = []
             for row in group:
@@ -105,10 +104,33 @@ def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "di
     return merged
 
 
+def _merge_props(group: list[dict[str, Any]], merged: dict[str, Any]) -> None:
+    """Each property's value from the row with the latest stamp that sets it (a None removes).
+
+    ``stamp`` is the newest of the rows; ``stamps`` names only the properties whose value came
+    from an older row (usually none), to keep the rows small."""
+    props: dict[str, Any] = {}
+    stamps: dict[str, str] = {}
+    for row in group:
+        row_stamp = row["evt"]
+        for k, v in (row.get("props") or {}).items():
+            if k not in stamps or row_stamp > stamps[k]:
+                props[k], stamps[k] = v, row_stamp
+    newest = group[-1]["evt"]
+    merged["props"] = props
+    merged["stamp"] = newest
+    older = {k: s for k, s in stamps.items() if s != newest}
+    if older:
+        merged["stamps"] = older
+
+
 def _merge_run(group: list[dict[str, Any]]) -> dict[str, Any]:
     merged = _merge(group)
-    winner = max(group, key=lambda r: (r["rank"], r["time"]))
+    # the same winner in any order: precedence, then the event's stamp (time, then digest), as
+    # ingest/runs decides between batches
+    winner = max(group, key=lambda r: (r["rank"], r["evt"]))
     merged.update(state=winner["state"], rank=winner["rank"], stateTime=winner["time"],
+                  stateStamp=winner["evt"],
                   stateTimeOriginal=next(iter(winner["stateTimesRaw"].values())))
     times: dict[str, Any] = {}
     for row in group:

@@ -63,3 +63,26 @@ def lift(facets: dict[str, Any] | None, key: str, props: dict[str, Any],
         props.update(extract(facet))
     elif deleted(facets, key):
         props.update(dict.fromkeys(names))
+
+
+def flatten(fields_: list[dict[str, Any]], prefix: str = ""
+            ) -> list[tuple[str, str | None, str | None]]:
+    """A schema facet's fields, nested ones as ``parent.child``: (name, type, description)."""
+    flat = []
+    for f in fields_:
+        name = f"{prefix}{f['name']}"
+        flat.append((name, f.get("type"), f.get("description")))
+        flat.extend(flatten(f.get("fields") or [], f"{name}."))
+    return flat
+
+
+def owners(facet: dict[str, Any]) -> list[str]:
+    """An ownership facet's owners as ``type:name`` (or the name alone)."""
+    return [f"{o['type']}:{o['name']}" if o.get("type") else o["name"]
+            for o in facet.get("owners") or []]
+
+
+def tags(facet: dict[str, Any]) -> list[str]:
+    """A tags facet's tags as ``key:value``."""
+    return [f"{t.get('key')}:{t.get('value')}" for t in facet.get("tags") or []
+            if isinstance(t, dict)]

@@ -19,58 +19,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from graph.errors import LineageError
 from graph.private import private_dir, private_file
 from ingest import codec
+from ingest.event_log import DeadLetter, Entry, EventLog, LogError
 
-
-class LogError(LineageError):
-    """The event log cannot be written or read."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    seq: int
-    received: float  # unix time the log accepted it
-    event: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class DeadLetter:
-    id: int
-    seq: int
-    event: dict[str, Any]
-    reason: str
-    failed_at: float
-    retries: int
-
-
-class EventLog(Protocol):
-    """What the API, the worker, metrics, replay and export need of a log: SQLiteLog is the
-    embedded one; another (Kafka) implements these and is returned by :func:`open_log`."""
-
-    def append(self, events: Sequence[dict[str, Any]]) -> list[int]: ...
-    def append_encoded(self, bodies: Sequence[str]) -> list[int]: ...
-    def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]: ...
-    def scan(self, batch: int = 5000) -> Iterator[Entry]: ...
-    def last_seq(self) -> int: ...
-    def count(self) -> int: ...
-    def received_at(self, seq: int) -> float | None: ...
-    def position(self, consumer: str) -> int: ...
-    def commit(self, consumer: str, seq: int) -> None: ...
-    def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None: ...
-    def dead_letters(self, include_resolved: bool = False) -> list[DeadLetter]: ...
-    def dead_letter_count(self) -> int: ...
-    def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None: ...
-    def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None: ...
-    def stats(self) -> dict[str, float]: ...
-    def writable(self) -> bool: ...
-    def size_bytes(self) -> int: ...
-    def close(self) -> None: ...
+__all__ = ["DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog", "encode", "open_log"]
 
 
 def open_log(path: Path) -> EventLog:
@@ -82,7 +38,8 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     received REAL NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    checked INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS positions (
     consumer TEXT PRIMARY KEY,
@@ -140,6 +97,9 @@ class SQLiteLog:
         self._local = threading.local()
         with self._conn() as c:
             c.executescript(_SCHEMA)
+            columns = {row[1] for row in c.execute("PRAGMA table_info(events)")}
+            if "checked" not in columns:  # a log of an earlier version: its events count as unchecked
+                c.execute("ALTER TABLE events ADD COLUMN checked INTEGER NOT NULL DEFAULT 0")
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -161,13 +121,15 @@ class SQLiteLog:
             conn.close()
             self._local.conn = None
 
-    def append(self, events: Sequence[dict[str, Any]]) -> list[int]:
+    def append(self, events: Sequence[dict[str, Any]], checked: bool = False) -> list[int]:
         """Append in one durable transaction; returns the sequence numbers, in order.
 
-        Raises ValueError, before anything is written, for an event that cannot be encoded."""
-        return self.append_encoded(encode(events))
+        ``checked``: the events were validated (by the API), so the worker need not validate
+        them again. Raises ValueError, before anything is written, for an event that cannot be
+        encoded."""
+        return self.append_encoded(encode(events), checked)
 
-    def append_encoded(self, bodies: Sequence[str]) -> list[int]:
+    def append_encoded(self, bodies: Sequence[str], checked: bool = False) -> list[int]:
         """Append events already encoded by :func:`encode`, in one durable transaction."""
         if not bodies:
             return []
@@ -178,7 +140,8 @@ class SQLiteLog:
             try:
                 first = None
                 for body in bodies:
-                    cur = conn.execute("INSERT INTO events (received, body) VALUES (?, ?)", (now, body))
+                    cur = conn.execute("INSERT INTO events (received, body, checked) VALUES (?, ?, ?)",
+                                       (now, body, int(checked)))
                     first = first if first is not None else cur.lastrowid
                 conn.execute("COMMIT")
             except BaseException:
@@ -197,14 +160,15 @@ class SQLiteLog:
         """Up to ``limit`` entries after ``after``; with ``max_bytes``, stop once their bodies
         reach that size (the first entry always comes, however large)."""
         cur = self._conn().execute(
-            "SELECT seq, received, body FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
+            "SELECT seq, received, body, checked FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, limit))
         entries: list[Entry] = []
         size = 0
-        for seq, received, body in cur:
+        for seq, received, body, checked in cur:
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)
-            entries.append(Entry(seq, received, json.loads(body)))
+            entries.append(Entry(seq, received, json.loads(body), bool(checked)))
         return entries
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:

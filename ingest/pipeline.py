@@ -12,7 +12,6 @@ import gc
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable, TooLarge
@@ -20,7 +19,7 @@ from ingest.combine import combine
 from ingest.plan import Plan, load
 from ingest.read import RawItem
 from ingest.transform import Rows, transform
-from ingest.validate import ValidEvent, validate
+from ingest.validate import ValidEvent, logged, validate
 
 log = logging.getLogger(__name__)
 
@@ -82,19 +81,18 @@ class Located:
     event: ValidEvent
 
 
-def validate_items(items: Iterable[RawItem], report: IngestReport,
-                   check: Callable[[Any], ValidEvent | list[str]] = validate) -> Iterator[Located]:
+def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[Located]:
     """Valid events of ``items``; every invalid one is added to ``report.rejected``.
 
-    ``check`` is :func:`ingest.validate.validate`, or :func:`ingest.validate.logged` for events
-    read back from the event log (validated once, by the API, before they were logged)."""
+    An item the API already validated (``checked``, read back from the event log) is only read
+    again (:func:`ingest.validate.logged`): each event is validated once."""
     for item in items:
         report.read += 1
         if item.error is not None:
             report.rejected.append(Rejection(item.where, (item.error,)))
             continue
         try:
-            result = check(item.obj)
+            result = logged(item.obj) if item.checked else validate(item.obj)
         except Exception as e:  # a validator bug must not stop the others: reject this one
             log.exception("validating the event at %s failed", item.where)
             result = [f"could not be validated: {_describe(e)}"]
@@ -122,24 +120,22 @@ class Ingester:
         self._seen: set[str] = set()
 
     def ingest(self, items: Iterable[RawItem], report: IngestReport,
-               progress: Callable[[int], None] = lambda n: None,
-               check: Callable[[Any], ValidEvent | list[str]] = validate) -> IngestReport:
+               progress: Callable[[int], None] = lambda n: None) -> IngestReport:
         """Validate and load ``items``; ``progress`` is called with the count of each batch."""
-        for prepared in self.prepare(items, report, progress, check):
+        for prepared in self.prepare(items, report, progress):
             self.load(prepared, report)
             progress(len(prepared.batch))
         return report
 
     def prepare(self, items: Iterable[RawItem], report: IngestReport,
-                progress: Callable[[int], None] = lambda n: None,
-                check: Callable[[Any], ValidEvent | list[str]] = validate) -> Iterator[Prepared]:
+                progress: Callable[[int], None] = lambda n: None) -> Iterator[Prepared]:
         """The CPU part, no I/O: valid, not yet seen events in batches with their combined rows.
 
         Invalid events go to ``report.rejected``; events seen before in this session count as
         duplicates (and are passed to ``progress``).
         """
         batch: list[Located] = []
-        for located in validate_items(items, report, check):
+        for located in validate_items(items, report):
             if located.event.digest in self._seen:
                 report.duplicates += 1
                 progress(1)

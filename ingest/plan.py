@@ -47,15 +47,18 @@ _COUNTS_DUPLICATES = ("ingest/datasets", "ingest/jobs", "ingest/runs")
 _WIRE_TIMES = ("firstSeen", "lastSeen", "stateTime")
 
 
-def _wire(row: dict[str, Any]) -> dict[str, Any]:
+def _wire(row: dict[str, Any], keep_stamp: bool = False) -> dict[str, Any]:
     """The row as the queries take it: times as ISO strings, without the combine-only ``time``.
 
     The driver converts each Python datetime through neo4j.time, which cost most of the worker's
     own CPU on realistic events; strings pack cheaply and the queries turn them back with
-    datetime(). ``time`` only orders rows inside ``combine`` (firstSeen/lastSeen carry it on).
+    datetime(). ``time`` only orders rows inside ``combine`` (firstSeen/lastSeen carry it on), and
+    so does the event stamp ``evt``, except for columns (their type and description follow it).
     """
     out = row.copy()
     out.pop("time", None)
+    if not keep_stamp:
+        out.pop("evt", None)
     for k in _WIRE_TIMES:
         v = out.get(k)
         if isinstance(v, datetime):
@@ -170,7 +173,7 @@ class _Members:
                 ahead.append(r)
             else:
                 self.later.append(r)
-        self.ahead = [_wire(r) for r in combine_kind(kind, ahead)]
+        self.ahead = [_wire(r, kind == "columns") for r in combine_kind(kind, ahead)]
         self.versions = versions
         self.always = always
 
@@ -179,7 +182,7 @@ class _Members:
         not touched."""
         rows = [r for r in self.ahead
                 if self.always(r) or self.key(r) not in self.versions or self.key(r) in missed]
-        return rows + [_wire(r) for r in combine_kind(
+        return rows + [_wire(r, self.kind == "columns") for r in combine_kind(
             self.kind, (r for r in self.later if self.key(r) in missed))]
 
 
@@ -203,8 +206,9 @@ def _stamp(rows: list[dict[str, Any]], versions: dict[Any, dict[str, Any]], curr
 
 def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any]
                    ) -> dict[Any, dict[str, Any]]:
-    """The newest version of each key (the first of those seen at the same time), marked
-    ``force`` when the batch holds others of that key: their members are all written one by one."""
+    """The newest version of each key (of those seen at the same time, the greatest digest, as
+    ingest/schemas and ingest/lineages decide), marked ``force`` when the batch holds others of
+    that key: their members are all written one by one."""
     newest: dict[Any, dict[str, Any]] = {}
     for version in versions:
         k = key(version)
@@ -212,15 +216,18 @@ def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]
         if seen is None:
             newest[k] = version | {"force": False}
         else:
-            winner = version if version["lastSeen"] > seen["lastSeen"] else seen
+            newer = (version["lastSeen"], version["digest"]) > (seen["lastSeen"], seen["digest"])
+            winner = version if newer else seen
             newest[k] = winner | {"force": True}
     return newest
 
 
 def _version(group: dict[str, Any]) -> dict[str, Any]:
-    """A schema or lineage row as the touch and switch queries take it: without its members."""
+    """A schema or lineage row as the touch and switch queries take it: without its members (a
+    schema keeps the names of its columns, in order: the dataset's current columns)."""
     out = _wire(group)
-    out.pop("columns", None)
+    if "columns" in out:
+        out["columnNames"] = list(out.pop("columns"))
     out.pop("edges", None)
     return out
 

@@ -25,12 +25,14 @@ class RawItem:
     """One item of a payload: ``obj`` when it parsed, else ``error`` says why not.
 
     ``index`` is the item's position in its payload (0-based), None for an error about the
-    payload as a whole."""
+    payload as a whole. ``checked``: an event the API validated before logging it, read back
+    from the event log (it is not validated again)."""
 
     where: str
     obj: Any = None
     error: str | None = None
     index: int | None = None
+    checked: bool = False
 
 
 def whole_error(items: list[RawItem]) -> str | None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from ingest.facets import capped_json, facet_props, lift, live
+from ingest.facets import capped_json, facet_props, flatten, lift, live, owners, tags
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
 
@@ -48,6 +48,13 @@ class Rows:
     def extend(self, other: Rows) -> None:
         for f in fields(self):
             getattr(self, f.name).extend(getattr(other, f.name))
+
+
+def stamp(t: datetime, digest: str) -> str:
+    """Which of two values of one property is the latest: the event time (UTC, to the
+    microsecond, so text order is time order), then the event's digest to break ties the same
+    way whatever the arrival order."""
+    return f"{t.astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ}|{digest[:16]}"
 
 
 def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
@@ -88,6 +95,12 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
             "jobNamespace": job_ref[0], "jobName": job_ref[1], "runId": event.run_id, "time": t,
             "digest": _digest([(*edge_key(e), e["masking"], e["description"]) for e in edges]),
             "edges": tuple(edge_key(e) for e in edges)})
+    # every row is stamped with its event: combine orders rows by it, and the loader keeps, per
+    # property, the value of the latest stamp (docs/graph-model.md, "The latest value")
+    event_stamp = stamp(t, event.digest)
+    for f in fields(rows):
+        for row in getattr(rows, f.name):
+            row["evt"] = event_stamp
     return rows
 
 
@@ -112,8 +125,8 @@ def _job_row(job: dict[str, Any], t: datetime, cap: int, digest: str | None) -> 
     lift(facets, "jobType", props, lambda f: {
         "jobType": f.get("jobType"), "processingType": f.get("processingType"),
         "integration": f.get("integration")}, ("jobType", "processingType", "integration"))
-    lift(facets, "ownership", props, lambda f: {"owners": _owners(f)}, ("owners",))
-    lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
+    lift(facets, "ownership", props, lambda f: {"owners": owners(f)}, ("owners",))
+    lift(facets, "tags", props, lambda f: {"tags": tags(f)}, ("tags",))
     return {"namespace": job["namespace"], "name": job["name"], "time": t, "props": props,
             "digests": [digest] if digest else []}
 
@@ -134,7 +147,7 @@ def _run_row(event: ValidEvent, job_ref: tuple[str, str], cap: int) -> dict[str,
         "errorMessage": f["message"], "errorLanguage": f.get("programmingLanguage"),
         "stackTrace": (f.get("stackTrace") or "")[:_STACK_MAX] or None},
         ("errorMessage", "errorLanguage", "stackTrace"))
-    lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
+    lift(facets, "tags", props, lambda f: {"tags": tags(f)}, ("tags",))
     state = event.event_type or "OTHER"
     key = state.lower()
     return {
@@ -170,8 +183,8 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
         ds.get("outputFacets"), cap).items() if v is not None})
     lift(facets, "documentation", props, lambda f: {"description": f["description"]},
          ("description",))
-    lift(facets, "ownership", props, lambda f: {"owners": _owners(f)}, ("owners",))
-    lift(facets, "tags", props, lambda f: {"tags": _tags(f)}, ("tags",))
+    lift(facets, "ownership", props, lambda f: {"owners": owners(f)}, ("owners",))
+    lift(facets, "tags", props, lambda f: {"tags": tags(f)}, ("tags",))
     lift(facets, "dataSource", props, lambda f: {
         "dataSourceName": f.get("name"),
         "dataSourceUri": f.get("uri")},
@@ -192,7 +205,7 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
     rows.datasets.append({"namespace": ns, "name": name, "time": t, "props": props,
                           "digests": [digest] if digest else []})
     schema = live(facets, "schema")
-    flat = _flatten((schema or {}).get("fields") or [])
+    flat = flatten((schema or {}).get("fields") or [])
     if written and flat:
         rows.schemas.append({"namespace": ns, "dataset": name, "time": t, "digest": _digest(flat),
                              "columns": tuple(c[0] for c in flat)})
@@ -243,18 +256,25 @@ def _column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | 
 
 def _transformations(field_: dict[str, Any], spec: dict[str, Any]
                      ) -> list[tuple[str, str, bool, str | None]]:
-    """(type, subtype, masking, description) of each way an input field feeds an output."""
+    """(type, subtype, masking, description) of each way an input field feeds an output.
+
+    Only what the producer reported: a transformation without a type, or an input field with
+    none at all, is UNKNOWN (never assumed DIRECT, so never labelled "transformed"); masking
+    comes from the ``masking`` flag, or from the deprecated ``transformationType`` MASKED, never
+    from a description (docs/graph-model.md, "Transformations")."""
     found = []
     for tr in field_.get("transformations") or []:
-        kind = str(tr.get("type") or "DIRECT").upper()
+        kind = str(tr.get("type") or "UNKNOWN").upper()
         subtype = str(tr.get("subtype") or "UNKNOWN").upper()
-        found.append((kind, subtype, bool(tr.get("masking")), tr.get("description")))
+        found.append((kind, subtype, tr.get("masking") is True, tr.get("description")))
     if found:
         return found
     # Facets before 1-1-0 describe the whole output field with transformationType/Description.
     legacy = str(spec.get("transformationType") or "UNKNOWN").upper()
+    if legacy == "UNKNOWN":
+        return [("UNKNOWN", "UNKNOWN", False, spec.get("transformationDescription"))]
     kind = "INDIRECT" if legacy in INDIRECT_SUBTYPES else "DIRECT"
-    return [(kind, legacy, False, spec.get("transformationDescription"))]
+    return [(kind, legacy, legacy == "MASKED", spec.get("transformationDescription"))]
 
 
 def _io_stats(ds: dict[str, Any], side: str) -> dict[str, Any]:
@@ -263,26 +283,6 @@ def _io_stats(ds: dict[str, Any], side: str) -> dict[str, Any]:
         return {"rowCount": stats.get("rowCount"), "bytes": stats.get("size")}
     metrics = live(ds.get("inputFacets"), "dataQualityMetrics") or {}
     return {"rowCount": metrics.get("rowCount"), "bytes": metrics.get("bytes")}
-
-
-def _flatten(fields_: list[dict[str, Any]], prefix: str = ""
-             ) -> list[tuple[str, str | None, str | None]]:
-    flat = []
-    for f in fields_:
-        name = f"{prefix}{f['name']}"
-        flat.append((name, f.get("type"), f.get("description")))
-        flat.extend(_flatten(f.get("fields") or [], f"{name}."))
-    return flat
-
-
-def _owners(facet: dict[str, Any]) -> list[str]:
-    return [f"{o['type']}:{o['name']}" if o.get("type") else o["name"]
-            for o in facet.get("owners") or []]
-
-
-def _tags(facet: dict[str, Any]) -> list[str]:
-    return [f"{t.get('key')}:{t.get('value')}" for t in facet.get("tags") or []
-            if isinstance(t, dict)]
 
 
 def _assertions(facet: dict[str, Any]) -> dict[str, Any]:

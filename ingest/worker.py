@@ -32,7 +32,6 @@ from graph.log_context import bound
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem
-from ingest.validate import logged
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +108,8 @@ class Worker:
         report = IngestReport()
         # one Neo4j transaction per micro-batch
         ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
-        items = [RawItem(f"log#{e.seq}", obj=e.event) for e in entries]
-        prepared = list(ingester.prepare(items, report, check=logged))
+        items = [RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked) for e in entries]
+        prepared = list(ingester.prepare(items, report))
         return _Pending(entries, report, ingester, prepared, time.perf_counter() - started)
 
     def _apply(self, pending: _Pending) -> BatchResult:

@@ -87,3 +87,74 @@ def edges(graph: Graph) -> set[tuple[Any, ...]]:
         RETURN [type(e)] + s + t + [coalesce(e.jobName, ''), coalesce(e.type, ''),
                coalesce(e.subtype, ''), coalesce(toString(e.coarse), '')] AS k""")
     return {tuple(r["k"]) for r in found}
+
+
+BOOKKEEPING = ("events", "schemaSince", "lineageSince")
+"""Properties only the loader reads (event digests, and when the current schema or lineage began,
+which only decides whether a repeated version is a touch)."""
+
+
+def canonical_dump(graph: Graph) -> list[str]:
+    """The whole graph as sorted lines of JSON, as the questions read it: every node (labels,
+    properties) and relationship (type, its ends' properties, its own), without bookkeeping
+    (BOOKKEEPING, '@' stamps). A column or column edge of its dataset's or job's current version
+    (a touch does not rewrite them) is read as the queries read it: last seen when that version
+    was, and marked current instead of carrying the version's digest."""
+    def clean(props: dict[str, Any]) -> dict[str, Any]:
+        return {k: _plain(v) for k, v in sorted(props.items())
+                if k not in BOOKKEEPING and not k.startswith("@")}
+
+    lines = []
+    for r in rows(graph, """
+            MATCH (n) OPTIONAL MATCH (d:Dataset)-[:HAS_COLUMN]->(n)
+            RETURN labels(n) AS labels, properties(n) AS props, d.schemaDigest AS version,
+                   d.schemaLastSeen AS versionSeen"""):
+        props = r["props"]
+        if "Column" in r["labels"]:
+            props = _effective(props, "schemaDigest", r["version"], r["versionSeen"],
+                               ("lastSeen", "writtenLastSeen"))
+        lines.append(json.dumps(["node", sorted(r["labels"]), clean(props)], sort_keys=True))
+    for r in rows(graph, """
+            MATCH (a)-[e]->(b)
+            OPTIONAL MATCH (j:Job {namespace: e.jobNamespace, name: e.jobName})
+            WHERE a:Column AND type(e) = 'DERIVED_FROM'
+            RETURN type(e) AS type, properties(a) AS a, properties(b) AS b, properties(e) AS props,
+                   a:Column AS columnEdge, j.lineageDigest AS version,
+                   j.lineageLastSeen AS versionSeen, j.lineageRunId AS versionRun"""):
+        props = r["props"]
+        if r["columnEdge"] and r["type"] == "DERIVED_FROM":
+            props = _effective(props, "lineageDigest", r["version"], r["versionSeen"],
+                               ("lastSeen",))
+            if props["current"] and r["versionRun"] is not None \
+                    and r["versionSeen"] >= r["props"]["lastSeen"]:
+                props["runId"] = r["versionRun"]
+        a, b = _identity(r["a"]), _identity(r["b"])
+        lines.append(json.dumps(["rel", r["type"], clean(a), clean(b), clean(props)],
+                                sort_keys=True))
+    return sorted(lines)
+
+
+def _effective(props: dict[str, Any], key: str, version: Any, seen: Any,
+               times: tuple[str, ...]) -> dict[str, Any]:
+    """A column's or column edge's ``props`` with its version digest ``key`` replaced by whether
+    it is the current version, and ``times`` moved to when that version was last seen if so."""
+    out = dict(props)
+    digest = out.pop(key, None)
+    out["current"] = digest is not None and digest == version
+    if out["current"]:
+        for t in times:
+            if out.get(t) is not None and seen is not None and seen > out[t]:
+                out[t] = seen
+    return out
+
+
+def _identity(props: dict[str, Any]) -> dict[str, Any]:
+    """An end of a relationship by what identifies it (its own line holds the rest)."""
+    keys = ("namespace", "dataset", "name", "runId")
+    return {k: props[k] for k in keys if k in props}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value.isoformat() if hasattr(value, "isoformat") else value

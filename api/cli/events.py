@@ -33,7 +33,6 @@ def replay_cmd(
     from ingest.log import open_log
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
-    from ingest.validate import logged
     from ingest.worker import CONSUMER
 
     settings = get_settings()
@@ -63,8 +62,9 @@ def replay_cmd(
                 task = bar.add_task("events", total=total)
                 last = 0
                 for chunk in chunks(events.scan(), 5000):
-                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event) for e in chunk], report,
-                                    progress=lambda n: bar.advance(task, n), check=logged)
+                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked)
+                                     for e in chunk], report,
+                                    progress=lambda n: bar.advance(task, n))
                     last = chunk[-1].seq
             events.commit(CONSUMER, last)
     except LineageError as e:

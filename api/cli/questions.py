@@ -161,6 +161,7 @@ def show_dataset(
     freshness), tab-separated, for grep and cut."""
     import dataclasses
 
+    from graph.bookkeeping import public
     from graph.errors import NotFound
     from impact.freshness import freshness
 
@@ -175,7 +176,7 @@ def show_dataset(
         render.rows(render.dataset_facts(row, fresh.verdict), ["fact", "value", "detail"], "plain")
         return
     if as_json or fmt == "json":
-        dump({**row, "props": {k: v for k, v in row["props"].items() if k != "events"},
+        dump({**row, "props": public(row["props"]),
                "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict}})
         return
     render.show_dataset(f"{namespace}:{name}", row, fresh.verdict)
@@ -192,6 +193,7 @@ def show_job(
     """What a job reads and writes, its parent job, and its latest runs with status and duration.
 
     --format plain prints one fact per line (reads, writes, parent, run), tab-separated."""
+    from graph.bookkeeping import public
     from graph.errors import NotFound
 
     def ask(graph):  # type: ignore[no-untyped-def]
@@ -205,7 +207,7 @@ def show_job(
         render.rows(render.job_facts(row), ["fact", "value", "detail"], "plain")
         return
     if as_json or fmt == "json":
-        dump(row)
+        dump({**row, "props": public(row["props"])})
         return
     render.show_job(f"{namespace}:{name}", row)
 

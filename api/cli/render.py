@@ -116,7 +116,7 @@ def show_where(report: Any) -> None:
     table = Table(title=f"where the data of {report.source} goes (depth {report.depth})")
     for c in ("label", "column", "distance", "via jobs", "last flowed"):
         table.add_column(c, overflow="fold")
-    style = {"raw": "bold red", "transformed": "yellow", "masked": "green"}
+    style = {"raw": "bold red", "unknown": "red", "transformed": "yellow", "masked": "green"}
     for r in report.reaches:
         table.add_row(f"[{style.get(r.label, 'dim')}]{r.label}[/]", f"{r.dataset}.{r.column}",
                       str(r.distance), ", ".join(r.jobs), stamp(r.last_flowed))
@@ -152,12 +152,18 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
     for c in row["columns"]:
         cols.add_row(c["name"], c["type"] or "", c["description"] or "")
     out.print(cols)
+    if row.get("dropped"):
+        out.print("dropped (no longer in the latest written schema): " + ", ".join(
+            f"{c['name']} (last written {stamp(c['lastWritten'])})" for c in row["dropped"]),
+            highlight=False)
 
 
 def dataset_facts(row: dict[str, Any], verdict: str) -> list[dict[str, Any]]:
     """One dataset as (fact, value, detail) rows, for --format plain."""
     facts_ = [{"fact": "column", "value": c["name"], "detail": c["type"] or ""}
               for c in row["columns"]]
+    facts_ += [{"fact": "dropped column", "value": c["name"], "detail": stamp(c["lastWritten"])}
+               for c in row.get("dropped") or []]
     facts_ += [{"fact": "writer", "value": w} for w in row["writers"]]
     facts_ += [{"fact": "reader", "value": r} for r in row["readers"]]
     facts_ += [{"fact": "upstream", "value": u["dataset"]} for u in row["upstream"]]

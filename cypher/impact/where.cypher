@@ -1,7 +1,9 @@
 // Answers: GDPR "where is this column": every column the data of a column reaches, labelled by
-// the most exposing way it gets there. Each edge has a level: 4 raw (DIRECT IDENTITY, no
-// masking), 3 transformed (other DIRECT, no masking), 2 masked (a masking step, e.g. a hash),
-// 1 aggregated (DIRECT AGGREGATION), 0 influence (INDIRECT: filter, join, group by ...).
+// the most exposing way it gets there. Each edge has a level, from the facts its producer
+// reported, never from the words of a description: 5 raw (DIRECT IDENTITY, masking not true),
+// 4 unknown (no transformation reported, or no subtype: possibly raw), 3 transformed (another
+// DIRECT subtype), 2 masked (masking: true), 1 aggregated (DIRECT AGGREGATION), 0 influence
+// (INDIRECT: filter, join, group by ...).
 // A path is as exposing as its weakest step; a column's label is its most exposing path,
 // found as the highest level L whose walk over edges of level >= L reaches it.
 // Param $namespace: namespace of the column's dataset
@@ -20,13 +22,14 @@
 CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
 USING INDEX SEEK src:Column(namespace, dataset, name)
-UNWIND [4, 3, 2, 1, 0] AS level
+UNWIND [5, 4, 3, 2, 1, 0] AS level
 CALL (src, level) {
   MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND
       CASE WHEN e.type = 'INDIRECT' THEN 0
            WHEN e.subtype = 'AGGREGATION' THEN 1
-           WHEN e.masking OR toLower(coalesce(e.description, '')) CONTAINS 'hash' THEN 2
-           WHEN e.subtype = 'IDENTITY' THEN 4
+           WHEN e.masking = true THEN 2
+           WHEN e.type = 'DIRECT' AND e.subtype = 'IDENTITY' THEN 5
+           WHEN e.type = 'UNKNOWN' OR e.subtype = 'UNKNOWN' THEN 4
            ELSE 3 END >= level]-()){1,50}(n)
   WHERE n <> src AND length(p) <= $depth
   RETURN n, p
@@ -45,7 +48,7 @@ WITH n, level, p, [h IN hops | {e: h.e,
        run: CASE WHEN h.job.lineageLastSeen >= h.e.lastSeen AND h.job.lineageRunId IS NOT NULL
             THEN h.job.lineageRunId ELSE h.e.runId END}] AS hops
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
-       ['influence', 'aggregated', 'masked', 'transformed', 'raw'][level] AS label,
+       ['influence', 'aggregated', 'masked', 'transformed', 'unknown', 'raw'][level] AS label,
        length(p) AS distance,
        [h IN hops | {
           from: endNode(h.e).namespace + ':' + endNode(h.e).dataset + '.' + endNode(h.e).name,

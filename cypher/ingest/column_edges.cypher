@@ -18,7 +18,9 @@ MATCH (ic:Column {namespace: row.inNamespace, dataset: row.inDataset, name: row.
 USING INDEX SEEK ic:Column(namespace, dataset, name)
 MERGE (oc)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName,
                             type: row.type, subtype: row.subtype}]->(ic)
-WITH x, row, (x.lastSeen IS NULL OR row.lastSeen >= x.lastSeen) AS newer
+// the latest event sets masking, description and run (at the same time, the greatest run id)
+WITH x, row, (x.lastSeen IS NULL OR row.lastSeen > x.lastSeen
+              OR (row.lastSeen = x.lastSeen AND coalesce(row.runId, '') >= coalesce(x.runId, ''))) AS newer
 SET x.lineageDigest = coalesce(row.stamp, x.lineageDigest),
     x.masking = CASE WHEN newer THEN row.masking ELSE x.masking END,
     x.description = CASE WHEN newer THEN row.description ELSE x.description END,

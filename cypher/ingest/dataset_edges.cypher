@@ -9,12 +9,21 @@ WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.last
 MERGE (o:Dataset {namespace: row.outNamespace, name: row.outDataset})
 MERGE (i:Dataset {namespace: row.inNamespace, name: row.inName})
 MERGE (o)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName}]->(i)
+// a fine edge's times, run and subtypes are those of the column lineage that stated it: a coarse
+// edge it replaces (inputs x outputs, from events without column lineage) leaves nothing behind,
+// so the edge is the same whichever arrived first. The run of the latest event (at the same
+// time, the greatest run id); subtypes as a sorted set.
+WITH o, x, row, coalesce(x.coarse, true) AS fresh
+WITH o, x, row, CASE WHEN fresh THEN {subtypes: [], runId: null, firstSeen: null, lastSeen: null}
+                  ELSE x {.subtypes, .runId, .firstSeen, .lastSeen} END AS was
 SET x.coarse = false,
-    x.subtypes = reduce(acc = coalesce(x.subtypes, []), s IN row.subtypes |
-                        CASE WHEN s IN acc THEN acc ELSE acc + s END),
-    x.runId = coalesce(row.runId, x.runId),
-    x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
-    x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
+    x.subtypes = COLLECT { UNWIND was.subtypes + row.subtypes AS s RETURN DISTINCT s ORDER BY s },
+    x.runId = CASE WHEN row.runId IS NOT NULL
+                        AND (was.runId IS NULL OR row.lastSeen > was.lastSeen
+                             OR (row.lastSeen = was.lastSeen AND row.runId > was.runId))
+                   THEN row.runId ELSE was.runId END,
+    x.firstSeen = CASE WHEN was.firstSeen IS NULL OR row.firstSeen < was.firstSeen THEN row.firstSeen ELSE was.firstSeen END,
+    x.lastSeen = CASE WHEN was.lastSeen IS NULL OR row.lastSeen > was.lastSeen THEN row.lastSeen ELSE was.lastSeen END
 WITH DISTINCT o, row.jobNamespace AS jobNamespace, row.jobName AS jobName
 MATCH (o)-[c:DERIVED_FROM {jobNamespace: jobNamespace, jobName: jobName, coarse: true}]->()
 DELETE c

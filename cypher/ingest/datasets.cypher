@@ -1,17 +1,17 @@
-// Answers: upserts Dataset nodes; newest facets win, older events only fill what is missing.
-// Param $rows: one map per dataset {namespace, name, firstSeen, lastSeen, props, digests}
+// Answers: upserts Dataset nodes; each property the value of its latest event.
+// Param $rows: one map per dataset {namespace, name, firstSeen, lastSeen, props, stamp, stamps (the properties whose stamp is older than stamp), digests}
 // Returns: duplicates, how many of the given event digests were already recorded
-// :param rows => [{namespace: 'example', name: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {description: 'All orders'}, digests: []}]
+// :param rows => [{namespace: 'example', name: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {description: 'All orders'}, stamp: '2024-05-01T02:00:00.000000Z|0123456789abcdef', stamps: null, digests: []}]
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MERGE (x:Dataset {namespace: row.namespace, name: row.name})
-WITH x, row, (x.propsTime IS NULL OR row.lastSeen >= x.propsTime) AS newer,
-     size([d IN row.digests WHERE d IN coalesce(x.events, [])]) AS dup
-FOREACH (k IN keys(row.props) |
-  SET x[k] = CASE WHEN newer OR x[k] IS NULL THEN row.props[k] ELSE x[k] END)
-SET x.propsTime = CASE WHEN newer THEN row.lastSeen ELSE x.propsTime END,
-    x.events = coalesce(x.events, []) + [d IN row.digests WHERE NOT d IN coalesce(x.events, [])],
+WITH x, row, size([d IN row.digests WHERE d IN coalesce(x.events, [])]) AS dup
+// each property keeps the value of its latest stamp (event time, then event digest), kept beside
+// it as '@' + its name: the same value whatever order the events arrive in
+FOREACH (k IN [k IN keys(row.props) WHERE x['@' + k] IS NULL OR coalesce(row.stamps[k], row.stamp) > x['@' + k]] |
+  SET x[k] = row.props[k], x['@' + k] = coalesce(row.stamps[k], row.stamp))
+SET x.events = coalesce(x.events, []) + [d IN row.digests WHERE NOT d IN coalesce(x.events, [])],
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
 RETURN sum(dup) AS duplicates

@@ -27,7 +27,8 @@ CALL (row, j, touch) {
       e.lastSeen = CASE WHEN newer THEN j.lineageLastSeen ELSE e.lastSeen END
 }
 WITH row, j, touch,
-     NOT touch AND (j.lineageLastSeen IS NULL OR row.lastSeen >= j.lineageLastSeen) AS becomes,
+     NOT touch AND (j.lineageLastSeen IS NULL OR row.lastSeen > j.lineageLastSeen
+                    OR (row.lastSeen = j.lineageLastSeen AND row.digest >= j.lineageDigest)) AS becomes,
      touch AND row.lastSeen >= j.lineageLastSeen AS later
 SET j.lineageRunId = CASE WHEN becomes OR (later AND row.runId IS NOT NULL) THEN row.runId
                      ELSE j.lineageRunId END,

@@ -2,12 +2,14 @@
 // schemaLastSeen) without rewriting its columns when a job writes the same schema again: such an
 // event only moves schemaLastSeen (a touch). Any other schema (new, changed, or older than
 // schemaSince) first moves schemaLastSeen onto the columns stamped with the current schema, then
-// becomes the current schema if it is the newest; its columns are written one by one afterwards
+// becomes the current schema if it is the newest (at the same time, the greatest digest), and
+// the names of its columns, in order, the dataset's current columns (schemaColumns); its columns
+// are written one by one afterwards
 // (ingest/columns), stamped with it if it is current. A column stamped with its dataset's
 // schemaDigest was last seen at the later of its own times and the dataset's schemaLastSeen.
-// Param $rows: one map per dataset, its newest schema in the batch {namespace, dataset, digest, firstSeen, lastSeen, force (the batch holds other schemas of it too: never a touch)}
+// Param $rows: one map per dataset, its newest schema in the batch {namespace, dataset, digest, columnNames, firstSeen, lastSeen, force (the batch holds other schemas of it too: never a touch)}
 // Returns: missed (the [namespace, dataset] whose columns must be written), current (those of them whose given schema is now the current one)
-// :param rows => [{namespace: 'example', dataset: 'public.orders', digest: '0123456789abcdef01234567', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), force: false}]
+// :param rows => [{namespace: 'example', dataset: 'public.orders', digest: '0123456789abcdef01234567', columnNames: ['id', 'amount'], firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), force: false}]
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
@@ -25,11 +27,13 @@ CALL (row, d, touch) {
                           THEN d.schemaLastSeen ELSE c.writtenLastSeen END
 }
 WITH row, d, touch,
-     NOT touch AND (d.schemaLastSeen IS NULL OR row.lastSeen >= d.schemaLastSeen) AS becomes
+     NOT touch AND (d.schemaLastSeen IS NULL OR row.lastSeen > d.schemaLastSeen
+                    OR (row.lastSeen = d.schemaLastSeen AND row.digest >= d.schemaDigest)) AS becomes
 SET d.schemaLastSeen = CASE WHEN becomes OR (touch AND row.lastSeen > d.schemaLastSeen) THEN row.lastSeen
                        ELSE d.schemaLastSeen END,
     d.schemaDigest = CASE WHEN becomes THEN row.digest ELSE d.schemaDigest END,
-    d.schemaSince = CASE WHEN becomes THEN row.firstSeen ELSE d.schemaSince END
+    d.schemaSince = CASE WHEN becomes THEN row.firstSeen ELSE d.schemaSince END,
+    d.schemaColumns = CASE WHEN becomes THEN row.columnNames ELSE d.schemaColumns END
 WITH row, d, touch
 RETURN collect(CASE WHEN touch THEN null ELSE [row.namespace, row.dataset] END) AS missed,
        collect(CASE WHEN NOT touch AND d.schemaDigest = row.digest THEN [row.namespace, row.dataset] END) AS current

@@ -2,7 +2,10 @@
 // it derives from and that derive from it (one hop), and the latest run that wrote it.
 // Param $namespace: dataset namespace
 // Param $name: dataset name
-// Returns: props, columns, writers, readers, upstream, downstream, lastRun (or no row if unknown)
+// Its columns are those of its latest written schema, in that schema's order; columns written
+// before but not by that schema are listed as dropped, with when they were last written. A
+// dataset no producer reported a schema for has the columns its readers reported.
+// Returns: props, columns, dropped, writers, readers, upstream, downstream, lastRun (or no row if unknown)
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
 MATCH (d:Dataset {namespace: $namespace, name: $name})
@@ -11,9 +14,22 @@ OPTIONAL CALL (d) {
   MATCH (r:Run)-[:OF]->(:Job)-[:WRITES]->(d) WHERE r.state IS NOT NULL
   RETURN r ORDER BY r.stateTime DESC LIMIT 1
 }
+CALL (d) {
+  OPTIONAL MATCH (d)-[:HAS_COLUMN]->(c:Column)
+  WITH c ORDER BY c.name
+  RETURN collect(c) AS all
+}
+WITH d, r, all, CASE
+       WHEN d.schemaColumns IS NOT NULL
+         THEN [n IN d.schemaColumns | head([c IN all WHERE c.name = n])]
+       WHEN d.schemaDigest IS NOT NULL  // loaded before schemaColumns was kept: by name
+         THEN [c IN all WHERE c.schemaDigest = d.schemaDigest]
+       ELSE all END AS current
 RETURN properties(d) AS props,
-       [(d)-[:HAS_COLUMN]->(c:Column) | {name: c.name, type: c.type, description: c.description,
-                                         inSchema: coalesce(c.inSchema, false)}] AS columns,
+       [c IN current WHERE c IS NOT NULL | {name: c.name, type: c.type, description: c.description,
+                                            inSchema: coalesce(c.inSchema, false)}] AS columns,
+       [c IN all WHERE c.writtenLastSeen IS NOT NULL AND NOT c IN current
+         | {name: c.name, type: c.type, lastWritten: c.writtenLastSeen}] AS dropped,
        [(j:Job)-[:WRITES]->(d) | j.namespace + ':' + j.name] AS writers,
        [(j:Job)-[:READS]->(d) | j.namespace + ':' + j.name] AS readers,
        [(d)-[e:DERIVED_FROM]->(u:Dataset) | {dataset: u.namespace + ':' + u.name, job: e.jobName, coarse: e.coarse}] AS upstream,

@@ -186,6 +186,12 @@ class WebDriver:
             return source if text in source else None
         return str(self._wait(page, repr(text)))
 
+    def screenshot(self, path: Path) -> None:
+        import base64
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(self._call("GET", self.session + "/screenshot")))
+
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self._call("DELETE", self.session)
@@ -206,13 +212,19 @@ def test_browser_logs_in_and_runs_a_named_query(local_server: LocalServer, graph
         browser.open(local_server.status().browser_url)
         browser.type('input[data-testid="password"]', local_server.password())
         browser.click('button[data-testid="connect"]')
-        browser.element('[data-testid="editor-Run"]')
+        browser.wait_for_text("You are connected as user")
         # Enter runs the editor's text; Shift+Enter starts a new line, as a person types it
         browser.type('[data-testid="activeEditor"] textarea',
                      query.strip().replace("\n", SHIFT + ENTER + RELEASE))
         browser.click('[data-testid="editor-Run"]')
-        page = browser.wait_for_text("Started streaming 2 records")
+        try:
+            page = browser.wait_for_text("Started streaming")
+        except AssertionError:
+            browser.screenshot(ARTIFACTS / "neo4j-browser-query.png")
+            raise AssertionError("no answer to the query in Neo4j Browser; see "
+                                 f"{ARTIFACTS / 'neo4j-browser-query.png'}") from None
     finally:
         browser.close()
+    assert "Started streaming 2 records" in page
     assert '"postgres://warehouse:5432"' in page and '"shop-nightly"' in page
     assert "Neo.ClientError" not in page

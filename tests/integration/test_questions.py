@@ -7,6 +7,7 @@ with cycles and diamonds, loaded through the real ingest path.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -71,7 +72,7 @@ def test_each_label_and_raw_reaches_first(graph: Graph) -> None:
     assert {r.dataset: r.label for r in report.reaches} == {
         "r": "raw", "t": "transformed", "rt": "transformed", "m": "masked", "a": "aggregated",
         "ma": "aggregated", "f": "influence"}
-    assert report.counts() == {"raw": 1, "transformed": 2, "masked": 1, "aggregated": 2,
+    assert report.counts() == {"raw": 1, "unknown": 0, "transformed": 2, "masked": 1, "aggregated": 2,
                                "influence": 1}
     [rt] = [r for r in report.reaches if r.dataset == "rt"]
     assert [s.job for s in rt.steps] == ["make_r", "make_rt"]
@@ -87,14 +88,53 @@ def test_a_cycle_of_copies_terminates_and_reports_each_column_once(graph: Graph)
     assert _labels(graph, "users") == {"a": ("raw", 1), "b": ("raw", 2)}
 
 
-def test_hash_in_the_description_counts_as_masking(graph: Graph) -> None:
+def _one_hop(graph: Graph, transformations: list[dict[str, Any]] | None,
+             legacy: str | None = None) -> list[tuple[str, str, str]]:
+    """users.c -> clean.out with the given transformations; the reach's (column, label, basis)."""
+    spec: dict[str, Any] = {"inputFields": [{"namespace": "ns", "name": "users", "field": "c"}]}
+    if transformations is not None:
+        spec["inputFields"][0]["transformations"] = transformations
+    if legacy is not None:
+        spec["transformationType"] = legacy
     event = run_event("COMPLETE", new_run_id(), "clean", outputs=[dataset("clean")])
-    event["outputs"][0]["facets"]["columnLineage"] = {"fields": {"email_sha": {"inputFields": [{
-        "namespace": "ns", "name": "users", "field": "c", "transformations": [{
-            "type": "DIRECT", "subtype": "TRANSFORMATION", "description": "sha2(email, 256) hash"}]}]}}}
-    ingest_events(graph, [event])
+    event["outputs"][0]["facets"]["columnLineage"] = {"fields": {"out": spec}}
+    assert ingest_events(graph, [event]).rejected == []
     report = where(graph, "ns", "users", "c")
-    assert [(r.column, r.label) for r in report.reaches] == [("email_sha", "masked")]
+    return [(r.column, r.label, r.steps[0].basis) for r in report.reaches]
+
+
+@pytest.mark.parametrize("description", ["copied as-is, NOT hashed", "hashtag-safe raw copy",
+                                         "sha2(email, 256) hash"])
+def test_a_description_never_makes_a_raw_copy_masked(graph: Graph, description: str) -> None:
+    """Only ``masking: true`` masks: a description that mentions hashing changes nothing."""
+    [(column, label, basis)] = _one_hop(graph, [{"type": "DIRECT", "subtype": "IDENTITY",
+                                                 "masking": False, "description": description}])
+    assert (column, label) == ("out", "raw")
+    assert basis == "type DIRECT, subtype IDENTITY, masking not true"
+    wipe(graph)
+    [(_, label, _)] = _one_hop(graph, [{"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                        "description": description}])
+    assert label == "transformed"
+
+
+def test_masking_comes_from_the_flag_and_the_deprecated_masked_type(graph: Graph) -> None:
+    [(_, label, basis)] = _one_hop(graph, [{"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                            "masking": True}])
+    assert (label, basis) == ("masked", "type DIRECT, subtype TRANSFORMATION, masking true")
+    wipe(graph)
+    assert _one_hop(graph, None, legacy="MASKED")[0][1] == "masked"
+    wipe(graph)
+    assert _one_hop(graph, None, legacy="IDENTITY")[0][1] == "raw"
+
+
+@pytest.mark.parametrize("transformations", [None, []])
+def test_a_hop_without_a_reported_transformation_is_unknown_not_transformed(
+        graph: Graph, transformations: list[dict[str, Any]] | None) -> None:
+    [(_, label, basis)] = _one_hop(graph, transformations)
+    assert label == "unknown" and basis == "transformation not reported by the producer"
+    wipe(graph)
+    [(_, label, basis)] = _one_hop(graph, [{"type": "DIRECT", "description": "dbt model"}])
+    assert label == "unknown" and basis == "type DIRECT, subtype not reported, masking not true"
 
 
 def test_unknown_column_is_not_found(graph: Graph) -> None:

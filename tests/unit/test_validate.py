@@ -108,3 +108,19 @@ def test_a_logged_entry_with_a_broken_envelope_gets_the_full_reasons() -> None:
     event["eventTime"] = "yesterday"
     reasons = logged(event)
     assert isinstance(reasons, list) and reasons and reasons[0].startswith("eventTime:")
+
+
+def test_only_events_the_api_checked_skip_validation_when_read_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log written before the checks (or by hand) holds unchecked events: those are validated."""
+    from ingest.pipeline import IngestReport, validate_items
+    from ingest.read import RawItem
+
+    checked: list[str] = []
+    monkeypatch.setattr("ingest.validate._check_facets",
+                        lambda *args: checked.append(str(args[1])))
+    event = run_event("START", str(uuid.uuid4()))
+    list(validate_items([RawItem("log#1", obj=event, checked=True)], IngestReport()))
+    assert checked == []
+    list(validate_items([RawItem("log#2", obj=event)], IngestReport()))
+    assert checked, "an unchecked event read back from the log was not validated"
