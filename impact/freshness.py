@@ -1,8 +1,11 @@
 """Freshness: when a dataset was last written by a successful run, and whether it is late.
 
-The usual cadence is the median interval between its recent successful writes; a dataset is late
-when more than 1.5 cadences have passed since its last success (it needs two successes to have a
-cadence at all).
+Only completed runs that wrote the dataset count. Writes less than a minute apart are one
+occasion (the queries of one application, a retry), and the usual cadence is the median interval
+between the recent occasions. It takes MIN_OCCASIONS of them (three intervals) to have a cadence at
+all: with fewer, one irregular interval (a rerun, a skipped day, a backfill) would be the cadence.
+Below that the answer is "cadence unknown (N runs)", never LATE. A dataset is late when more than
+1.5 cadences have passed since its last success.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from graph.errors import NotFound
 from impact.answers import native_time
 
 TOLERANCE = 1.5
+MIN_OCCASIONS = 4
+BURST = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class Freshness:
         if self.last_success is None:
             return "never written by a successful run"
         if self.cadence is None:
-            return f"last success {self.last_success:%Y-%m-%d %H:%M}; cadence unknown (one success)"
+            runs = "1 run" if self.successes == 1 else f"{self.successes} runs"
+            return (f"last success {self.last_success:%Y-%m-%d %H:%M}; cadence unknown ({runs}; "
+                    f"it takes {MIN_OCCASIONS} writes at least a minute apart)")
         state = "LATE" if self.late else "on time"
         return (f"{state}: last success {self.last_success:%Y-%m-%d %H:%M}, usual cadence "
                 f"{_human(self.cadence)}, due by {self.due:%Y-%m-%d %H:%M}")
@@ -56,9 +63,15 @@ def assess(successes: list[datetime], now: datetime) -> tuple[
     times = sorted(successes, reverse=True)
     if not times:
         return None, None, None, False
-    gaps = [a - b for a, b in zip(times, times[1:], strict=False) if a > b]
-    if not gaps:
+    occasions = [times[0]]
+    for t in times[1:]:
+        if occasions[-1] - t >= BURST:
+            occasions.append(t)
+        else:
+            occasions[-1] = t  # the same occasion: it began earlier
+    if len(occasions) < MIN_OCCASIONS:
         return times[0], None, None, False
+    gaps = [a - b for a, b in zip(occasions, occasions[1:], strict=False)]
     cadence = timedelta(seconds=statistics.median(g.total_seconds() for g in gaps))
     due = times[0] + cadence * TOLERANCE
     return times[0], cadence, due, now > due

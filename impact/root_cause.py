@@ -24,7 +24,7 @@ from graph.db import Graph
 from graph.errors import NotFound
 from impact.answers import clamp_depth, native_time, require_dataset
 from impact.flow import choke_points, flow_graph
-from impact.freshness import assess, run_states
+from impact.freshness import TOLERANCE, assess, run_states
 
 WEIGHT = {"failed run": 100, "failed assertion": 80, "stale input": 60, "missing input": 60,
           "schema change": 40}
@@ -89,23 +89,49 @@ def _rank(graph: Graph, target: str, starts: list[dict[str, str]], depth: int,
     reference = as_of or max((t for r in start_rows for x in r["latestRuns"]
                               if (t := native_time(x["time"])) is not None),
                              default=datetime.now(UTC))
-    # the broken datasets' previous success: inputs not refreshed since then are stale
-    previous = [sorted(ts, reverse=True)[1] for r in start_rows
-                if len(ts := [t for t in map(native_time, r["successes"]) if t]) > 1]
-    baseline = min(previous) if previous else None
     flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
     chokes = [c for s in start_keys for c in choke_points(flow, s)]
     for r in rows:
-        found.extend(candidates(r, offset, reference, baseline, recent, set(chokes)))
+        found.extend(candidates(r, offset, reference, recent, set(chokes)))
     found.sort(key=lambda c: (-c.score, c.distance, c.dataset))
     return RootCause(target, depth, reference, tuple(found), tuple(dict.fromkeys(chokes)), len(rows))
 
 
-def candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: datetime | None,
-                recent: timedelta, chokes: set[str]) -> list[Candidate]:
+def _staleness(successes: list[datetime], reads: list[datetime], cadence: timedelta | None
+               ) -> tuple[str, dict[str, Any]] | None:
+    """Why an input was stale when its consumer last read it successfully, or None.
+
+    With a known cadence: its last success before that read is older than the cadence allows.
+    Without one: it was not written between the consumer's last two successful reads (the
+    consumer read the same data twice). Writes by the run that reads it, or just before it in
+    the same application, are never stale: they precede the read by less than any cadence."""
+    if not reads:
+        return None
+    read = reads[0]
+    before = [t for t in successes if t <= read]
+    if not before:
+        return (f"was read at {read:%Y-%m-%d %H:%M} before any successful write",
+                {"lastRead": read})
+    written = max(before)
+    if cadence is not None:
+        if read - written > cadence * TOLERANCE:
+            return (f"was last written {written:%Y-%m-%d %H:%M}, more than its cadence allows "
+                    f"before its consumer read it at {read:%Y-%m-%d %H:%M}",
+                    {"lastSuccess": written, "lastRead": read, "cadence": cadence})
+        return None
+    if len(reads) > 1 and written <= reads[1]:
+        return (f"was not written between its consumer's last two successful reads "
+                f"({reads[1]:%Y-%m-%d %H:%M} and {read:%Y-%m-%d %H:%M}); last written "
+                f"{written:%Y-%m-%d %H:%M}", {"lastSuccess": written, "lastRead": read,
+                                                 "previousRead": reads[1]})
+    return None
+
+
+def candidates(r: dict[str, Any], offset: int, reference: datetime,
+               recent: timedelta, chokes: set[str]) -> list[Candidate]:
     """The candidates one row of ``impact/root_cause`` (a dataset upstream of the broken one)
     offers, each scored: its kind's weight, +10 on a choke point, minus its distance (at most 19).
-    Pure: the row, the reference time and the broken dataset's previous success decide."""
+    Pure: the row and the reference time decide."""
     key = f"{r['namespace']}:{r['name']}"
     distance = r["distance"] + offset
     bonus = 10 if key in chokes else 0
@@ -129,12 +155,12 @@ def candidates(r: dict[str, Any], offset: int, reference: datetime, baseline: da
     successes = [t for t in map(native_time, r["successes"]) if t]
     last, cadence, due, late = assess(successes, reference)
     if r["producers"] and not failed and r["distance"] > 0:
+        stale = _staleness(successes, sorted(filter(None, map(native_time, r.get("reads") or [])),
+                                             reverse=True), cadence)
         if last is None:
             add("missing input", f"no successful run has written {key}", producers=r["producers"])
-        elif baseline is not None and last < baseline:
-            add("stale input", f"{key} last written successfully {last:%Y-%m-%d %H:%M}, before the "
-                f"broken dataset's previous success ({baseline:%Y-%m-%d %H:%M})",
-                lastSuccess=last, since=baseline)
+        elif stale is not None:
+            add("stale input", f"{key} {stale[0]}", **stale[1])
         elif late:
             add("stale input", f"{key} is late: last success {last:%Y-%m-%d %H:%M}, due by "
                 f"{due:%Y-%m-%d %H:%M}", lastSuccess=last, cadence=cadence, due=due)

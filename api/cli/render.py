@@ -108,7 +108,8 @@ def show_root_cause(answer: Any) -> None:
         out.print("every upstream path passes through: " + ", ".join(answer.choke_points),
                   highlight=False)
     if not answer.candidates:
-        out.print(f"no candidate found among {answer.examined} datasets examined upstream")
+        out.print(f"nothing wrong found: no failed run, failed assertion, stale or missing input "
+                  f"or recent schema change among the {answer.examined} datasets examined")
 
 
 def show_where(report: Any) -> None:

@@ -1,5 +1,6 @@
 // Answers: freshness of a dataset: when a successful run last wrote it, its recent successful
-// writes (newest first, to judge its usual cadence) and the latest run of each job writing it.
+// writes (completed runs that wrote it, newest first, to judge its usual cadence) and the latest
+// run of each job writing it.
 // Param $namespace: dataset namespace
 // Param $name: dataset name
 // Param $asOf: only runs finished at or before this time; null for now
@@ -10,7 +11,8 @@
 MATCH (n:Dataset {namespace: $namespace, name: $name})
 USING INDEX SEEK n:Dataset(namespace, name)
 CALL (n) {
-  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(:Job)-[:WRITES]->(n)
+  // only completed runs that wrote this dataset (not every run of a job that writes it)
+  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(n)
   WITH DISTINCT r WHERE r IS NULL OR $asOf IS NULL OR r.completeTime <= $asOf
   WITH r ORDER BY r.completeTime DESC LIMIT 30
   RETURN collect(r.completeTime) AS successes

@@ -1,13 +1,14 @@
 // Answers: root-cause evidence upstream of broken datasets: each dataset they derive from (and
 // themselves, at distance 0), once at its shortest distance, with what may have gone wrong there:
 // the latest run of each job that writes it (failed or aborted, with the error message), its
-// successful writes (to judge staleness against its cadence), failed data-quality assertions,
+// successful writes and the last two successful reads by its consumer on the path (to judge
+// staleness), failed data-quality assertions,
 // and schema changes (columns added after the dataset's producers first wrote a schema, or gone
 // from what they write).
 // Param $datasets: list of {namespace, name} to start from (the broken ones)
 // Param $depth: maximum number of DERIVED_FROM hops upstream (1 to 50)
 // Param $asOf: only lineage and runs seen at or before this time; null for now
-// Returns: namespace, name, distance, path, producers, latestRuns, successes, failedAssertions, added, dropped, sources
+// Returns: namespace, name, distance, path, producers, latestRuns, successes, reads, failedAssertions, added, dropped, sources
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'dashboards.revenue'}]
 // :param depth => 20
 // :param asOf => null
@@ -39,10 +40,20 @@ CALL (n) {
                   errorLanguage: r.errorLanguage}) AS latestRuns, count(j) AS producers
 }
 CALL (n) {
-  OPTIONAL MATCH (n)<-[:WRITES]-(:Job)<-[:OF]-(r:Run {state: 'COMPLETE'})
+  // only completed runs that wrote this dataset (not every run of a job that writes it)
+  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(n)
   WITH DISTINCT r WHERE r IS NULL OR $asOf IS NULL OR r.completeTime <= $asOf
   WITH r ORDER BY r.completeTime DESC LIMIT 30
   RETURN collect(r.completeTime) AS successes
+}
+CALL (n, path) {
+  // the last two successful reads of it by its consumer on the path (the runs that read it and
+  // wrote the next dataset towards the broken one)
+  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:READ]->(n)
+  WHERE size(path) > 1 AND ($asOf IS NULL OR r.completeTime <= $asOf)
+    AND EXISTS { MATCH (r)-[:WROTE]->(o:Dataset) WHERE o.namespace + ':' + o.name = path[size(path) - 2] }
+  WITH DISTINCT r ORDER BY r.completeTime DESC LIMIT 2
+  RETURN collect(r.completeTime) AS reads
 }
 CALL (n) {
   // only schemas the dataset's producers wrote: a reader's schema may be pruned to what it read
@@ -59,7 +70,7 @@ CALL (n) {
             {column: c.name, time: c.first}] AS added,
          [c IN cols WHERE c.last < last | {column: c.name, lastSeen: c.last, time: last}] AS dropped
 }
-RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes,
+RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes, reads,
        [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,
        coalesce(n.failedAssertions, []) AS failedAssertions, added, dropped
 ORDER BY distance, namespace, name

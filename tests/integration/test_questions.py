@@ -268,7 +268,7 @@ def test_an_input_not_refreshed_since_the_previous_success_is_stale(graph: Graph
     answer = root_cause_dataset(graph, "ns", "dash")
     stale = [c for c in answer.candidates if c.kind == "stale input"]
     assert [c.dataset for c in stale] == ["ns:stage"]
-    assert "before the broken dataset's previous success" in stale[0].summary
+    assert "not written between its consumer's last two successful reads" in stale[0].summary
     assert not [c for c in answer.candidates if c.kind == "failed run"]
 
 
@@ -292,14 +292,46 @@ def test_as_of_sees_the_past(graph: Graph) -> None:
 
 
 def test_freshness_uses_the_median_cadence(graph: Graph) -> None:
-    ingest_events(graph, _pipeline(1) + _pipeline(2) + _pipeline(3))
-    on_time = freshness(graph, "ns", "mart", now=datetime(2024, 6, 3, 20, tzinfo=UTC))
-    assert on_time.cadence == timedelta(days=1) and not on_time.late and on_time.successes == 3
-    assert on_time.last_success == datetime(2024, 6, 3, 2, 24, tzinfo=UTC)
-    late = freshness(graph, "ns", "mart", now=datetime(2024, 6, 5, 2, tzinfo=UTC))
+    ingest_events(graph, _pipeline(1) + _pipeline(2) + _pipeline(3) + _pipeline(4))
+    on_time = freshness(graph, "ns", "mart", now=datetime(2024, 6, 4, 20, tzinfo=UTC))
+    assert on_time.cadence == timedelta(days=1) and not on_time.late and on_time.successes == 4
+    assert on_time.last_success == datetime(2024, 6, 4, 2, 24, tzinfo=UTC)
+    late = freshness(graph, "ns", "mart", now=datetime(2024, 6, 6, 2, tzinfo=UTC))
     assert late.late and "LATE" in late.verdict
     with pytest.raises(NotFound):
         freshness(graph, "ns", "nope")
+
+
+def test_freshness_counts_only_completed_runs_that_wrote_the_dataset(graph: Graph) -> None:
+    """Three runs seconds apart: cadence unknown, never LATE; a run of the same job that wrote
+    another table is not a success of this one."""
+    events = []
+    for second, outputs in ((0, ["t1"]), (2, ["t1"]), (4, ["t1"]), (6, ["t2"])):
+        rid = new_run_id()
+        events.append(run_event("COMPLETE", rid, "app", time=f"2024-06-01T02:00:0{second}Z",
+                                outputs=[dataset(o) for o in outputs]))
+    ingest_events(graph, events)
+    answer = freshness(graph, "ns", "t1", now=datetime(2024, 7, 1, tzinfo=UTC))
+    assert answer.successes == 3 and answer.cadence is None and not answer.late
+    assert "cadence unknown (3 runs" in answer.verdict and "LATE" not in answer.verdict
+    assert answer.last_success == datetime(2024, 6, 1, 2, 0, 4, tzinfo=UTC)
+
+
+def test_a_healthy_dataset_with_healthy_inputs_has_no_candidate(graph: Graph) -> None:
+    """One application: an insert into t1, then 1 ms later a CTAS of t2 from t1, on two days."""
+    events = []
+    for day in (1, 2):
+        for name, inputs, output, ms in (("insert_t1", [], "t1", "000"),
+                                         ("ctas_t2", ["t1"], "t2", "001")):
+            rid = new_run_id()
+            at = f"2024-06-0{day}T02:00:00.{ms}Z"
+            events.append(run_event("START", rid, name, time=at))
+            events.append(run_event("COMPLETE", rid, name, time=at,
+                                    inputs=[dataset(i) for i in inputs],
+                                    outputs=[dataset(output)]))
+    ingest_events(graph, events)
+    answer = root_cause_dataset(graph, "ns", "t2")
+    assert answer.candidates == () and answer.examined == 2
 
 
 def test_assess_without_history() -> None:

@@ -55,6 +55,30 @@ def test_freshness_from_the_cadence_of_successes() -> None:
     assert assess([], T0) == (None, None, None, False)
 
 
+def test_a_cadence_needs_four_writes_a_minute_apart_or_it_is_unknown_never_late() -> None:
+    """Three runs seconds apart are one occasion; three daily writes are too few to tell."""
+    seconds_apart = [T0 - timedelta(seconds=s) for s in (0, 2, 5)]
+    assert assess(seconds_apart, T0 + timedelta(days=30)) == (T0, None, None, False)
+    three_days = [T0 - timedelta(days=d) for d in (0, 1, 2)]
+    assert assess(three_days, T0 + timedelta(days=30)) == (T0, None, None, False)
+    bursts = [T0 - timedelta(days=d, seconds=s) for d in (0, 1, 2, 3) for s in (0, 3)]
+    assert assess(bursts, T0)[1] == timedelta(days=1)
+
+
+def test_writes_of_the_same_application_are_never_stale_relative_to_each_other() -> None:
+    """An insert 1 ms before the CTAS that reads it: no candidate, with or without a cadence."""
+    week = timedelta(days=7)
+    just_before = _row(successes=[_neo(T0 - timedelta(milliseconds=1))], reads=[_neo(T0)])
+    assert candidates(just_before, 0, T0, week, set()) == []
+    daily = [_neo(T0 - timedelta(days=d, milliseconds=1)) for d in range(5)]
+    reads = [_neo(T0 - timedelta(days=d)) for d in range(2)]
+    assert candidates(_row(successes=daily, reads=reads), 0, T0, week, set()) == []
+    # with a daily cadence, read three days after its last write: overdue when it was read
+    old = [_neo(T0 - timedelta(days=d)) for d in range(3, 8)]
+    [c] = candidates(_row(successes=old, reads=reads), 0, T0, week, set())
+    assert c.kind == "stale input" and c.evidence["cadence"] == timedelta(days=1)
+
+
 def _row(**over: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"namespace": "pg", "name": "src", "distance": 2, "path": ["pg:dash", "pg:mid", "pg:src"],
                            "latestRuns": [], "failedAssertions": [], "successes": [], "producers": ["job_a"],
@@ -73,25 +97,27 @@ def _run(state: str, when: datetime, error: str | None = None) -> dict[str, Any]
 
 def test_candidate_scores_weigh_kind_choke_point_and_distance() -> None:
     failed = _row(latestRuns=[_run("FAIL", T0, "boom")], successes=[_neo(T0 - timedelta(days=1))])
-    [c] = candidates(failed, 0, T0, None, timedelta(days=7), set())
+    [c] = candidates(failed, 0, T0, timedelta(days=7), set())
     assert (c.kind, c.score, c.distance) == ("failed run", WEIGHT["failed run"] - 2, 2)
     assert "boom" in c.summary and c.evidence["chokePoint"] is False
-    [choke] = candidates(failed, 0, T0, None, timedelta(days=7), {"pg:src"})
+    [choke] = candidates(failed, 0, T0, timedelta(days=7), {"pg:src"})
     assert choke.score == c.score + 10
-    far = candidates(failed | {"distance": 40}, 0, T0, None, timedelta(days=7), set())
+    far = candidates(failed | {"distance": 40}, 0, T0, timedelta(days=7), set())
     assert far[0].score == WEIGHT["failed run"] - 19  # distance costs at most 19
 
 
 def test_stale_missing_and_schema_change_candidates() -> None:
     week = timedelta(days=7)
-    stale = _row(successes=[_neo(T0 - timedelta(days=5)), _neo(T0 - timedelta(days=6))])
-    [c] = candidates(stale, 0, T0, T0 - timedelta(days=2), week, set())
-    assert c.kind == "stale input" and c.evidence["since"] == T0 - timedelta(days=2)
-    [m] = candidates(_row(), 0, T0, None, week, set())
+    # read twice by its consumer, written before both reads: the consumer read the same data twice
+    stale = _row(successes=[_neo(T0 - timedelta(days=5)), _neo(T0 - timedelta(days=6))],
+                 reads=[_neo(T0 - timedelta(days=1)), _neo(T0 - timedelta(days=2))])
+    [c] = candidates(stale, 0, T0, week, set())
+    assert c.kind == "stale input" and c.evidence["previousRead"] == T0 - timedelta(days=2)
+    [m] = candidates(_row(), 0, T0, week, set())
     assert m.kind == "missing input"
     changed = _row(successes=[_neo(T0)], added=[{"column": "x", "time": _neo(T0 - timedelta(days=1))}],
                    dropped=[{"column": "y", "time": _neo(T0 - timedelta(days=30))}])
-    [s] = candidates(changed, 0, T0, None, week, set())
+    [s] = candidates(changed, 0, T0, week, set())
     assert s.kind == "schema change" and s.evidence == {"added": ["x"], "dropped": [], "chokePoint": False}
     # the broken dataset itself (distance 0) is never its own stale or missing input
-    assert candidates(_row(distance=0), 0, T0, None, week, set()) == []
+    assert candidates(_row(distance=0), 0, T0, week, set()) == []
