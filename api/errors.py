@@ -54,6 +54,7 @@ class ErrorBody(BaseModel):
     kind: str | None = None
     key: str | None = None
     didYouMean: list[dict[str, str]] | None = None  # noqa: N815 (the API's camelCase)
+    candidates: list[str] | None = None
 
 
 RESPONSES: dict[int | str, dict[str, Any]] = {

@@ -1,6 +1,7 @@
 """Receiving OpenLineage events over HTTP: ``POST /api/v1/lineage``.
 
-One event, a JSON array, or NDJSON (``application/x-ndjson``). Each event is validated; the accepted
+One event, a JSON array, or NDJSON (``application/x-ndjson``), plain or gzip-compressed (the route
+gunzips, bounded by the limit). Each event is validated; the accepted
 ones are appended to the durable log before the response, which says how many were accepted and,
 for each rejected one, its index and reasons. 201 when at least one event was accepted, 400 when
 none was; 413 over the size limit; 415 for another content type; 400 with line and column for a

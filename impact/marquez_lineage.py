@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from graph.db import Graph
 from graph.errors import LineageError, NotFound
@@ -42,6 +43,24 @@ class BadNodeId(LineageError, ValueError):
     pass
 
 
+class AmbiguousNodeId(BadNodeId):
+    """A nodeId that names more than one node (namespaces and names may hold ':')."""
+
+    def __init__(self, node_id: str, found: list[NodeId]) -> None:
+        self.candidates = [_escaped(f) for f in found]
+        super().__init__(
+            f"nodeId {node_id!r} names {len(found)} nodes: "
+            + "; ".join(f"namespace {f.namespace!r} name {f.name!r}"
+                        + (f" field {f.field!r}" if f.field else "") for f in found)
+            + ". Write each ':' inside a namespace or name as %3A (in a URL: %253A), e.g. "
+            + _escaped(found[0]))
+
+
+def _escaped(n: NodeId) -> str:
+    parts = [n.namespace, n.name] + ([n.field] if n.field else [])
+    return ":".join([n.kind, *(p.replace("%", "%25").replace(":", "%3A") for p in parts)])
+
+
 def parse_node_id(graph: Graph, node_id: str) -> NodeId:
     """Resolve ``kind:namespace:name[:field]``; namespaces and names may hold ':' themselves, so
     every split is tried against the graph. Raises BadNodeId or NotFound."""
@@ -54,6 +73,8 @@ def parse_node_id(graph: Graph, node_id: str) -> NodeId:
     if not sep or kind not in KINDS or not rest:
         raise BadNodeId(f"nodeId {node_id!r}: expected dataset:NAMESPACE:NAME, job:NAMESPACE:NAME "
                         "or datasetField:NAMESPACE:DATASET:FIELD")
+    if "%" in rest:  # the unambiguous form: every ':' of a namespace or name written %3A
+        return _escaped_id(graph, node_id, kind, rest)
     cuts = [i for i, ch in enumerate(rest) if ch == ":"]
     candidates: list[dict[str, Any]] = []
     if kind == "datasetField":
@@ -70,8 +91,22 @@ def parse_node_id(graph: Graph, node_id: str) -> NodeId:
     found = graph.read("lookup/resolve", label=KINDS[kind], candidates=candidates)
     if not found:
         raise NotFound(KINDS[kind].lower(), node_id)
-    f = found[0]
-    return NodeId(kind, f["namespace"], f["name"], f["column"])
+    nodes = [NodeId(kind, f["namespace"], f["name"], f["column"]) for f in found]
+    if len(nodes) > 1:
+        raise AmbiguousNodeId(node_id, nodes)
+    return nodes[0]
+
+
+def _escaped_id(graph: Graph, node_id: str, kind: str, rest: str) -> NodeId:
+    parts = [unquote(p) for p in rest.split(":")]
+    if len(parts) != (3 if kind == "datasetField" else 2) or not all(parts):
+        raise BadNodeId(f"nodeId {node_id!r}: with %3A for the ':' inside names, a {kind} id has "
+                        f"exactly {'3' if kind == 'datasetField' else '2'} parts after its kind")
+    candidate = {"namespace": parts[0], "name": parts[1],
+                 "column": parts[2] if kind == "datasetField" else None}
+    if not graph.read("lookup/resolve", label=KINDS[kind], candidates=[candidate]):
+        raise NotFound(KINDS[kind].lower(), node_id)
+    return NodeId(kind, parts[0], parts[1], candidate["column"])
 
 
 def lineage(graph: Graph, node_id: str, depth: int | None = None) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import zlib
+from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -17,6 +19,7 @@ log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["ingest"])
 LOG_APPEND_TIMEOUT_S = 60
+DRAIN_FACTOR = 4
 _REASONS = {413: "too_large", 415: "unsupported_media_type"}
 
 
@@ -25,8 +28,10 @@ _REASONS = {413: "too_large", 415: "unsupported_media_type"}
              responses={201: {"description": "at least one event accepted (durably logged)"},
                         400: {"model": errors.ErrorBody,
                               "description": "no event accepted, or the body is not JSON"},
-                        413: {"model": errors.ErrorBody, "description": "body over the size limit"},
-                        415: {"model": errors.ErrorBody, "description": "not JSON or NDJSON"},
+                        413: {"model": errors.ErrorBody,
+                              "description": "body over the size limit (after gunzip)"},
+                        415: {"model": errors.ErrorBody,
+                              "description": "not JSON or NDJSON, or an encoding other than gzip"},
                         503: {"model": errors.ErrorBody,
                               "description": "the event log cannot be written now"}})
 async def receive(request: Request) -> JSONResponse:
@@ -50,16 +55,45 @@ async def receive(request: Request) -> JSONResponse:
 
 
 async def _body(request: Request, found: Services) -> bytes:
+    """The body, gunzipped when sent with ``Content-Encoding: gzip``, bounded by the limit after
+    decompression. Over the limit, the rest of the body is read and dropped (up to DRAIN_FACTOR
+    times the limit) before the 413, so that a client still sending it reads the answer instead of
+    a broken pipe."""
     limit = found.settings.max_body_bytes
+    encoding = (request.headers.get("content-encoding") or "identity").strip().lower()
+    if encoding not in ("identity", "gzip", "x-gzip"):
+        raise BodyError(415, f"unsupported content encoding {encoding}: send the body as it is "
+                             "or gzip-compressed (Content-Encoding: gzip)")
+    gunzip = zlib.decompressobj(wbits=31) if encoding != "identity" else None
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise BodyError(413, f"body of {declared} bytes is over the limit of {limit} bytes: split it")
+        over = f"body of {declared} bytes is over the limit of {limit} bytes: split it"
+        if int(declared) <= limit * DRAIN_FACTOR:
+            await _drain(request.stream())
+        raise BodyError(413, over)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise BodyError(413, f"body is over the limit of {limit} bytes: split it")
+    stream = request.stream()
+    async for chunk in stream:
+        try:
+            body += gunzip.decompress(chunk, limit + 1 - len(body)) if gunzip else chunk
+        except zlib.error as e:
+            raise BodyError(400, f"body is not valid gzip: {e}") from e
+        if len(body) > limit or (gunzip is not None and gunzip.unconsumed_tail):
+            await _drain(stream, limit * DRAIN_FACTOR)
+            raise BodyError(413, f"body is over the limit of {limit} bytes"
+                                 + (" once decompressed" if gunzip else "") + ": split it")
+    if gunzip is not None and not gunzip.eof:
+        raise BodyError(400, "body is not valid gzip: it ends before the compressed stream does")
     return bytes(body)
+
+
+async def _drain(stream: AsyncIterator[bytes], bound: int | None = None) -> None:
+    """Read and drop what is left of a body (at most ``bound`` bytes)."""
+    dropped = 0
+    async for chunk in stream:
+        dropped += len(chunk)
+        if bound is not None and dropped > bound:
+            return
 
 
 async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]) -> JSONResponse:

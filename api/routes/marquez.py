@@ -7,16 +7,21 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from api import errors
 from api.deps import READ, Depth, G
 from api.errors import RESPONSES, BadParam
 from impact import marquez_lineage as lg
 
-router = APIRouter(tags=["marquez"], dependencies=[READ], responses=RESPONSES)
+router = APIRouter(tags=["marquez"], dependencies=[READ], responses={
+    **RESPONSES, 400: {"model": errors.ErrorBody,
+                       "description": "a nodeId that names several nodes, with the candidates"}})
 
 
 def _answer(ask: Callable[[], Any]) -> Any:
     try:
         return ask()
+    except lg.AmbiguousNodeId as e:
+        return errors.answer(400, str(e), candidates=e.candidates)
     except lg.BadNodeId as e:
         raise BadParam("nodeId", str(e)) from e
 

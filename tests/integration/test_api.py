@@ -15,6 +15,7 @@ from graph.db import Graph
 from graph.settings import Settings
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import read_file
+from tests.helpers import dataset, ingest_events, new_run_id, run_event
 
 pytestmark = pytest.mark.integration
 
@@ -148,6 +149,21 @@ def test_error_paths(api: TestClient, path: str, params: dict[str, Any], status:
         assert body["error"] == "not found" and body["key"]
     else:
         assert field in [d["loc"][-1] for d in body["errors"]]
+
+
+def test_an_ambiguous_node_id_is_400_with_its_candidates_never_a_guess(
+        api: TestClient, graph: Graph) -> None:
+    ingest_events(graph, [run_event("COMPLETE", new_run_id(), "w", ns="amb", outputs=[
+        dataset("y", ns="amb:x"), dataset("x:y", ns="amb")])])
+    r = api.get("/api/v1/lineage", params={"nodeId": "dataset:amb:x:y"})
+    assert r.status_code == 400, r.text
+    assert sorted(r.json()["candidates"]) == ["dataset:amb%3Ax:y", "dataset:amb:x%3Ay"]
+    assert "%3A" in r.json()["detail"] and "'amb:x'" in r.json()["detail"]
+    for node_id, expected in (("dataset:amb%3Ax:y", "dataset:amb:x:y"),
+                              ("dataset:amb:x%3Ay", "dataset:amb:x:y")):
+        r = api.get("/api/v1/lineage", params={"nodeId": node_id, "depth": 1})
+        assert r.status_code == 200, r.text
+        assert expected in {n["id"] for n in r.json()["graph"]}
 
 
 def test_a_404_names_the_closest_datasets_in_any_namespace(api: TestClient) -> None:

@@ -3,6 +3,7 @@ the real server. Nothing acknowledged may be lost; bad input gets a 4xx with a r
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -121,6 +122,25 @@ def test_a_body_over_the_limit_is_413_and_the_limit_is_never_below_1_mib(api: Te
     assert r.status_code == 413 and "limit" in r.json()["detail"]
     with pytest.raises(ValueError, match="1048576"):
         Settings(max_body_bytes=1000)
+
+
+def test_gzip_bodies_are_accepted_and_bounded_after_decompression(api: TestClient,
+                                                                   log: SQLiteLog) -> None:
+    events = json.dumps(_events(3)).encode()
+    r = api.post("/api/v1/lineage", content=gzip.compress(events),
+                 headers={"content-type": "application/json", "content-encoding": "gzip"})
+    assert r.status_code == 201 and r.json()["accepted"] == 3, r.text
+    bomb = gzip.compress(b"[" + b" " * (9 * 1024 * 1024) + b"]")  # 9 MiB of blanks, ~9 KB sent
+    r = api.post("/api/v1/lineage", content=bomb,
+                 headers={"content-type": "application/json", "content-encoding": "gzip"})
+    assert r.status_code == 413 and "once decompressed" in r.json()["detail"], r.text
+    r = api.post("/api/v1/lineage", content=gzip.compress(events)[:-12],
+                 headers={"content-type": "application/json", "content-encoding": "gzip"})
+    assert r.status_code == 400 and "gzip" in r.json()["detail"], r.text
+    r = api.post("/api/v1/lineage", content=events,
+                 headers={"content-type": "application/json", "content-encoding": "br"})
+    assert r.status_code == 415 and "gzip" in r.json()["detail"], r.text
+    assert log.count() == 3
 
 
 def test_the_corpus_invalid_events_are_refused_with_reasons(api: TestClient, corpus: Path) -> None:

@@ -133,3 +133,30 @@ def test_a_slow_but_steady_upload_is_not_cut(port: int) -> None:
             sock.sendall(body[i:i + 20])
         answer = _read_all(sock)
     assert answer.startswith(b"HTTP/1.1 400")  # answered (not an event), not cut off
+
+
+def test_the_openlineage_client_reads_the_413_of_an_oversized_event_and_can_compress(
+        port: int) -> None:
+    """What producers use: the OpenLineage Python client's HTTP transport gets a readable 413
+    (not a broken pipe) for an event over the limit, and a gzip-compressed event is accepted."""
+    import requests
+    from openlineage.client.transport.http import HttpConfig, HttpTransport
+
+    from tests.helpers import new_run_id, run_event
+
+    def transport(compression: str | None) -> HttpTransport:
+        return HttpTransport(HttpConfig.from_dict({
+            "type": "http", "url": f"http://127.0.0.1:{port}", "endpoint": "api/v1/lineage",
+            "timeout": 30, "retry": {"total": 0},
+            **({"compression": compression} if compression else {})}))
+
+    huge = run_event("COMPLETE", new_run_id(), "huge",
+                     run_facets={"big": {"_producer": "t", "blob": "x" * (12 * 1024 * 1024)}})
+    # the client's serde takes a plain dict as well as its event classes
+    with pytest.raises(requests.HTTPError) as refused:
+        transport(None).emit(huge)  # type: ignore[arg-type]
+    response = refused.value.response
+    assert response is not None and response.status_code == 413
+    assert "limit" in response.json()["detail"]
+    answer = transport("gzip").emit(run_event("COMPLETE", new_run_id(), "small"))  # type: ignore[arg-type]
+    assert answer.status_code == 201
