@@ -16,10 +16,11 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── EventError               an OpenLineage event is rejected (carries where and why)
     ├── NotFound                 a dataset, column, job or run asked about does not exist
     ├── NotJson                  (ingest.bounds) a payload is not JSON, or holds NaN / Infinity
-    ├── LogError                 (ingest.log) the event log cannot be read or written
+    ├── LogError                 (ingest.event_log) the event log cannot be read or written
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
     ├── DocumentError            (impact.change_doc) a change document is malformed
     ├── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
+    │   └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
     ├── TokenConfigError         (api.auth) LINEAGE_API_TOKENS is malformed
     ├── BodyError                (api.receive) a request body cannot be taken (413, 415, 400)
     └── BadParam                 (api.errors) a request parameter the question refuses (422)

@@ -81,11 +81,15 @@ def dataset_step(r: dict[str, Any], beyond: dict[str, int] | None = None) -> Imp
 
 
 def column_step(r: dict[str, Any]) -> Impacted:
-    """A column reached by a walk (a row of ``impact/downstream_columns`` or upstream)."""
+    """A column reached by a walk (a row of ``impact/downstream_columns`` or upstream): its last
+    hop's strongest transformation, then the others between the same two columns."""
     masked = ", masked" if r["masking"] else ""
+    others = [f"{t['type']} {t['subtype']}" + (", masked" if t["masking"] else "")
+              for t in (r.get("transformations") or [])[1:]]
+    also = f"; also {'; '.join(dict.fromkeys(others))}" if others else ""
     return Impacted("column", r["namespace"], f"{r['dataset']}.{r['column']}", r["distance"],
                     tuple(r["path"]), r["job"],
-                    f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}",
+                    f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}{also}",
                     native_time(r["lastSeen"]))
 
 

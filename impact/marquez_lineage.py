@@ -151,30 +151,52 @@ def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
     nodes: list[dict[str, Any]] = []
     for r in rows:
         me = fid(r["namespace"], r["dataset"], r["field"])
-        inputs = [i for i in r["inputs"] if fid(i["namespace"], i["dataset"], i["field"]) in ids]
-        for i in inputs:
-            out_edges.setdefault(fid(i["namespace"], i["dataset"], i["field"]), []).append(me)
-        first = inputs[0] if inputs else None
+        # one entry per input field, as Marquez answers, with every transformation between the
+        # two fields (strongest first; the entry's job and times are those of the strongest)
+        by_field: dict[str, list[dict[str, Any]]] = {}
+        for i in r["inputs"]:
+            key = fid(i["namespace"], i["dataset"], i["field"])
+            if key in ids:
+                by_field.setdefault(key, []).append(i)
+        entries = []
+        for key in sorted(by_field, key=lambda k: strength(by_field[k][0])):
+            ways = sorted(by_field[key], key=strength)
+            out_edges.setdefault(key, []).append(me)
+            head = ways[0]
+            entries.append({
+                "namespace": head["namespace"], "dataset": head["dataset"], "datasetVersion": None,
+                "field": head["field"], "transformationDescription": head["description"],
+                "transformationType": head["subtype"],
+                "transformations": [{"type": w["type"], "subtype": w["subtype"],
+                                     "masking": bool(w["masking"]), "description": w["description"],
+                                     "job": f"{w['jobNamespace']}:{w['job']}"}
+                                    for w in dict((strength(w), w) for w in ways).values()],
+                "job": f"{head['jobNamespace']}:{head['job']}", "lastSeen": _iso(head["lastSeen"])})
+        first = entries[0] if entries else None
         nodes.append({"id": me, "type": "DATASET_FIELD", "data": {
             "namespace": r["namespace"], "dataset": r["dataset"], "datasetVersion": None,
             "field": r["field"], "fieldType": r["fieldType"],
-            "transformationDescription": first["description"] if first else None,
-            "transformationType": first["subtype"] if first else None,
-            "inputFields": [{
-                "namespace": i["namespace"], "dataset": i["dataset"], "datasetVersion": None,
-                "field": i["field"], "transformationDescription": i["description"],
-                "transformationType": i["subtype"],
-                "transformations": [{"type": i["type"], "subtype": i["subtype"],
-                                     "masking": bool(i["masking"]),
-                                     "description": i["description"]}],
-                "job": f"{i['jobNamespace']}:{i['job']}",
-                "lastSeen": _iso(i["lastSeen"])} for i in inputs],
-        }, "inEdges": [{"origin": o, "destination": me} for o in
-                       sorted({fid(i["namespace"], i["dataset"], i["field"]) for i in inputs})]})
+            "transformationDescription": first["transformationDescription"] if first else None,
+            "transformationType": first["transformationType"] if first else None,
+            "inputFields": entries,
+        }, "inEdges": [{"origin": o, "destination": me} for o in sorted(by_field)]})
     for n in nodes:
         me = n["id"]
         n["outEdges"] = [{"origin": me, "destination": d} for d in sorted(set(out_edges.get(me, [])))]
     return {"graph": nodes}
+
+
+_DIRECT_ORDER = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+
+
+def strength(t: dict[str, Any]) -> tuple[Any, ...]:
+    """How strongly a transformation carries a value, strongest first: DIRECT (IDENTITY,
+    TRANSFORMATION, AGGREGATION, others), UNKNOWN, then INDIRECT; then by name, so that the
+    order never depends on the order edges were loaded or found."""
+    kind = {"DIRECT": 0, "UNKNOWN": 1}.get(t["type"], 2)
+    return (kind, _DIRECT_ORDER.get(t["subtype"], 3) if kind == 0 else 0, t["subtype"] or "",
+            t.get("jobNamespace") or "", t.get("job") or "", bool(t.get("masking")),
+            t.get("description") or "")
 
 
 def _data(r: dict[str, Any]) -> dict[str, Any]:

@@ -148,7 +148,8 @@ class Plan:
                 params = [_wire(r) for r in getattr(self.rows, kind)]
             if params:
                 plan.append((name, {"rows": params}))
-        jobs = {(r["jobNamespace"], r["jobName"]) for r in self.rows.job_writes}
+        # a new input or output of a job may pair with its others: refresh its coarse edges
+        jobs = {(r["jobNamespace"], r["jobName"]) for r in self.rows.job_writes + self.rows.job_reads}
         if jobs:
             plan.append(("ingest/coarse_edges",
                          {"jobs": [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]}))

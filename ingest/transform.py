@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from ingest.column_lineage import column_lineage
 from ingest.facets import capped_json, facet_props, flatten, lift, live, owners, tags
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
@@ -18,7 +19,6 @@ from ingest.validate import ValidEvent
 # A run that reported FAIL or ABORT stays failed when a COMPLETE follows: the Spark listener sends
 # FAIL (job end, with the exception) and then COMPLETE (SQL execution end) for one failed query.
 STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 4, "ABORT": 4}
-INDIRECT_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"})
 _STACK_MAX = 8192
 
 
@@ -74,7 +74,7 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]
         _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
-        _column_lineage(ds, ("", ""), None, t, rows)
+        column_lineage(ds, ("", ""), None, t, rows.column_edges, rows.dataset_edges)
     first_edge = len(rows.column_edges)
     for side in ("inputs", "outputs"):
         for ds in raw.get(side) or []:
@@ -88,7 +88,8 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
                 target = rows.job_reads if side == "inputs" else rows.job_writes
                 target.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
             if side == "outputs":
-                _column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows)
+                column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows.column_edges,
+                               rows.dataset_edges)
     if job_ref is not None and len(rows.column_edges) > first_edge:
         edges = rows.column_edges[first_edge:]
         rows.lineages.append({
@@ -225,56 +226,6 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
         rows.renames.append({"namespace": ns, "name": name, "oldNamespace": previous["namespace"],
                              "oldName": previous["name"], "time": t})
     return None if version is None else str(version)
-
-
-def _column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | None,
-                    t: datetime, rows: Rows) -> None:
-    lineage = live(ds.get("facets"), "columnLineage")
-    if lineage is None:
-        return
-    out_ns, out_name = ds["namespace"], ds["name"]
-    base = {"outNamespace": out_ns, "outDataset": out_name, "jobNamespace": job_ref[0],
-            "jobName": job_ref[1], "runId": run_id, "time": t}
-    sources: dict[tuple[str, str], set[str]] = {}
-    for out_col, spec in (lineage.get("fields") or {}).items():
-        for field_ in spec.get("inputFields") or []:
-            src = (field_["namespace"], field_["name"])
-            for kind, subtype, masking, description in _transformations(field_, spec):
-                rows.column_edges.append({
-                    **base, "outColumn": out_col, "inNamespace": src[0], "inDataset": src[1],
-                    "inColumn": field_["field"], "type": kind, "subtype": subtype,
-                    "masking": masking, "description": description})
-                sources.setdefault(src, set()).add(subtype)
-    for field_ in lineage.get("dataset") or []:
-        src = (field_["namespace"], field_["name"])
-        for _, subtype, _, _ in _transformations(field_, {}):
-            sources.setdefault(src, set()).add(subtype)
-    for (ns, name), subtypes in sorted(sources.items()):
-        rows.dataset_edges.append({**base, "inNamespace": ns, "inName": name,
-                                   "subtypes": sorted(subtypes)})
-
-
-def _transformations(field_: dict[str, Any], spec: dict[str, Any]
-                     ) -> list[tuple[str, str, bool, str | None]]:
-    """(type, subtype, masking, description) of each way an input field feeds an output.
-
-    Only what the producer reported: a transformation without a type, or an input field with
-    none at all, is UNKNOWN (never assumed DIRECT, so never labelled "transformed"); masking
-    comes from the ``masking`` flag, or from the deprecated ``transformationType`` MASKED, never
-    from a description (docs/graph-model.md, "Transformations")."""
-    found = []
-    for tr in field_.get("transformations") or []:
-        kind = str(tr.get("type") or "UNKNOWN").upper()
-        subtype = str(tr.get("subtype") or "UNKNOWN").upper()
-        found.append((kind, subtype, tr.get("masking") is True, tr.get("description")))
-    if found:
-        return found
-    # Facets before 1-1-0 describe the whole output field with transformationType/Description.
-    legacy = str(spec.get("transformationType") or "UNKNOWN").upper()
-    if legacy == "UNKNOWN":
-        return [("UNKNOWN", "UNKNOWN", False, spec.get("transformationDescription"))]
-    kind = "INDIRECT" if legacy in INDIRECT_SUBTYPES else "DIRECT"
-    return [(kind, legacy, legacy == "MASKED", spec.get("transformationDescription"))]
 
 
 def _io_stats(ds: dict[str, Any], side: str) -> dict[str, Any]:

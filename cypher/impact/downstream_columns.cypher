@@ -1,12 +1,13 @@
 // Answers: blast radius of a column: every column that derives from it, up to $depth
 // DERIVED_FROM hops, each once at its shortest distance, with the path and the last step's
-// transformation (type, subtype, masking) and job.
+// strongest transformation (type, subtype, masking) and its job, and every transformation of that
+// hop.
 // Param $namespace: namespace of the source column's dataset
 // Param $dataset: name of the source column's dataset
 // Param $column: name of the source column
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, dataset, column, distance, path (source first), job, type, subtype, masking, lastSeen
+// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -19,15 +20,29 @@ MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
 USING INDEX SEEK src:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
 WHERE n <> src AND length(p) <= $depth
-WITH n, p, last(relationships(p)) AS via
+// the last hop: every edge between its two columns (one per job and transformation), strongest
+// first (DIRECT IDENTITY, TRANSFORMATION, AGGREGATION, other DIRECT, UNKNOWN, then INDIRECT), so
+// that its headline never depends on which parallel edge the walk happened to take
+WITH n, p, nodes(p)[-2] AS prev
+CALL (n, prev) {
+  MATCH (n)-[e:DERIVED_FROM]->(prev) WHERE $asOf IS NULL OR e.firstSeen <= $asOf
+  WITH e ORDER BY CASE e.type WHEN 'DIRECT' THEN
+                    CASE e.subtype WHEN 'IDENTITY' THEN 0 WHEN 'TRANSFORMATION' THEN 1
+                                   WHEN 'AGGREGATION' THEN 2 ELSE 3 END
+                  WHEN 'UNKNOWN' THEN 4 ELSE 5 END, e.subtype, e.jobNamespace, e.jobName
+  RETURN collect(e) AS hop
+}
+WITH n, p, hop[0] AS via, hop
 // an edge stamped with its job's current lineage was last seen when that lineage was (see
 // docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
-WITH n, p, via, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
+WITH n, p, via, hop, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
                           WHERE j.lineageDigest = via.lineageDigest
                           RETURN j.lineageLastSeen }[0] AS current
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, length(p) AS distance,
        [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.type AS type,
        via.subtype AS subtype, via.masking AS masking,
+       [h IN hop | {type: h.type, subtype: h.subtype, masking: h.masking,
+                    job: h.jobNamespace + ':' + h.jobName}] AS transformations,
        CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen
 ORDER BY distance, namespace, dataset, column

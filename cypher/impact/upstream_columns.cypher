@@ -5,7 +5,7 @@
 // Param $column: name of the column
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, dataset, column, distance, path (the column first), job, type, subtype, masking, lastSeen
+// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (the column first), job, type, subtype, masking, lastSeen
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'marts.revenue_by_country'
 // :param column => 'revenue'
@@ -18,15 +18,29 @@ MATCH (dst:Column {namespace: $namespace, dataset: $dataset, name: $column})
 USING INDEX SEEK dst:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)
 WHERE n <> dst AND length(p) <= $depth
-WITH n, p, last(relationships(p)) AS via
+// the last hop: every edge between its two columns (one per job and transformation), strongest
+// first (DIRECT IDENTITY, TRANSFORMATION, AGGREGATION, other DIRECT, UNKNOWN, then INDIRECT), so
+// that its headline never depends on which parallel edge the walk happened to take
+WITH n, p, nodes(p)[-2] AS prev
+CALL (n, prev) {
+  MATCH (prev)-[e:DERIVED_FROM]->(n) WHERE $asOf IS NULL OR e.firstSeen <= $asOf
+  WITH e ORDER BY CASE e.type WHEN 'DIRECT' THEN
+                    CASE e.subtype WHEN 'IDENTITY' THEN 0 WHEN 'TRANSFORMATION' THEN 1
+                                   WHEN 'AGGREGATION' THEN 2 ELSE 3 END
+                  WHEN 'UNKNOWN' THEN 4 ELSE 5 END, e.subtype, e.jobNamespace, e.jobName
+  RETURN collect(e) AS hop
+}
+WITH n, p, hop[0] AS via, hop
 // an edge stamped with its job's current lineage was last seen when that lineage was (see
 // docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
-WITH n, p, via, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
+WITH n, p, via, hop, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
                           WHERE j.lineageDigest = via.lineageDigest
                           RETURN j.lineageLastSeen }[0] AS current
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, length(p) AS distance,
        [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.type AS type,
        via.subtype AS subtype, via.masking AS masking,
+       [h IN hop | {type: h.type, subtype: h.subtype, masking: h.masking,
+                    job: h.jobNamespace + ':' + h.jobName}] AS transformations,
        CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen
 ORDER BY distance, namespace, dataset, column

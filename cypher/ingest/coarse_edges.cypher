@@ -1,15 +1,17 @@
-// Answers: derives coarse dataset lineage (coarse = true) from a job's inputs x outputs, for the
-// outputs of that job that have no column lineage of their own.
+// Answers: derives coarse dataset lineage (coarse = true: read, no column lineage) from a job's
+// inputs x outputs, for each pair that the job's column lineage does not cover (an output without
+// column lineage, or an input its column lineage never names: the job reads it, so it may feed
+// the output). A pair that column lineage covers has its fine edge instead (ingest/dataset_edges).
 // Param $jobs: the jobs to refresh [{namespace, name}]
 // Returns: nothing
 // :param jobs => [{namespace: 'example', name: 'etl_orders'}]
 UNWIND $jobs AS key
 MATCH (j:Job {namespace: key.namespace, name: key.name})-[w:WRITES]->(o:Dataset)
 USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
-WHERE NOT EXISTS {
-  MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->()
-}
 MATCH (j)-[r:READS]->(i:Dataset)
+WHERE NOT EXISTS {
+  MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i)
+}
 MERGE (o)-[x:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name}]->(i)
   ON CREATE SET x.coarse = true
 WITH x, CASE WHEN r.firstSeen > w.firstSeen THEN r.firstSeen ELSE w.firstSeen END AS first,

@@ -1,5 +1,6 @@
-// Answers: records dataset-level lineage learnt from column lineage (fine, coarse = false) and
-// removes the coarse inputs x outputs edges of the same job into that dataset.
+// Answers: records dataset-level lineage learnt from column lineage (fine, coarse = false); a
+// coarse inputs x outputs edge of the same job and pair becomes fine. The job's other inputs keep
+// their coarse edges into the dataset (read, no column lineage: ingest/coarse_edges).
 // Param $rows: one map per edge {outNamespace, outDataset, inNamespace, inName, jobNamespace, jobName, runId, subtypes, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', inNamespace: 'example', inName: 'public.orders', jobNamespace: 'example', jobName: 'clean_orders', runId: null, subtypes: ['IDENTITY'], firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
@@ -24,6 +25,3 @@ SET x.coarse = false,
                    THEN row.runId ELSE was.runId END,
     x.firstSeen = CASE WHEN was.firstSeen IS NULL OR row.firstSeen < was.firstSeen THEN row.firstSeen ELSE was.firstSeen END,
     x.lastSeen = CASE WHEN was.lastSeen IS NULL OR row.lastSeen > was.lastSeen THEN row.lastSeen ELSE was.lastSeen END
-WITH DISTINCT o, row.jobNamespace AS jobNamespace, row.jobName AS jobName
-MATCH (o)-[c:DERIVED_FROM {jobNamespace: jobNamespace, jobName: jobName, coarse: true}]->()
-DELETE c

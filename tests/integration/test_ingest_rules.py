@@ -82,8 +82,10 @@ def test_coarse_edge_when_no_column_lineage(graph: Graph) -> None:
 
 
 @pytest.mark.parametrize("column_lineage_first", [True, False])
-def test_column_lineage_replaces_the_coarse_edge_in_any_order(
+def test_column_lineage_makes_its_pairs_edge_fine_and_other_inputs_stay_coarse_in_any_order(
         graph: Graph, column_lineage_first: bool) -> None:
+    """a -> b is covered by column lineage (fine); side is read but never named (issue 19: it
+    keeps a coarse edge, read with no column lineage)."""
     run_id = new_run_id()
     start = run_event("START", run_id, "j", inputs=[dataset("a"), dataset("side")],
                       outputs=[dataset("b")], time="2024-05-01T01:00:00Z")
@@ -91,7 +93,7 @@ def test_column_lineage_replaces_the_coarse_edge_in_any_order(
         dataset("b", lineage={"x": [("a", "x", "DIRECT", "IDENTITY")]})])
     ingest_events(graph, [complete, start] if column_lineage_first else [start, complete])
     found = {(e[3], e[6], e[-1]) for e in edges(graph) if e[0] == "DERIVED_FROM" and not e[2]}
-    assert found == {("b", "a", "false")}
+    assert found == {("b", "a", "false"), ("b", "side", "true")}
 
 
 def test_column_edge_keeps_type_subtype_masking_job_and_times(graph: Graph) -> None:
