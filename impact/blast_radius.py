@@ -48,8 +48,9 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
 
 def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
                      as_of: datetime | None = None) -> BlastRadius:
-    """What a job feeds: the datasets it writes (distance 1), everything derived from them, and the
-    jobs reading any of those."""
+    """What a job feeds: the datasets it writes (distance 1) and those its child jobs write (a DAG's
+    tasks, an application's queries: distance 2, through the child), everything derived from
+    them, and the jobs reading any of those."""
     row = graph.read("impact/job_outputs", namespace=namespace, name=name)[0]
     if not row["found"]:
         raise NotFound("job", f"{namespace}:{name}", name)
@@ -63,13 +64,21 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
             best[key] = i
 
     for out in row["outputs"]:
-        keep(Impacted("dataset", out["namespace"], out["name"], 1, (me, f"{out['namespace']}:{out['name']}"),
-                      name, "WRITES (an output of the job)", None))
-        if depth > 1:
-            sub = dataset_blast_radius(graph, out["namespace"], out["name"], depth - 1, as_of)
+        key = f"{out['namespace']}:{out['name']}"
+        via = out["via"]
+        start = (me, via) if via else (me,)
+        if len(start) > depth:
+            continue
+        keep(Impacted("dataset", out["namespace"], out["name"], len(start), (*start, key),
+                      via.split(":", 1)[-1] if via else name,
+                      f"WRITES (an output of {'its child job ' + via if via else 'the job'})",
+                      None))
+        if depth > len(start):
+            sub = dataset_blast_radius(graph, out["namespace"], out["name"], depth - len(start),
+                                       as_of)
             for i in sub.impacted:
-                if not (i.kind == "job" and i.namespace == namespace and i.name == name):
-                    keep(replace(i, distance=i.distance + 1, path=(me, *i.path)))
+                if not (i.kind == "job" and f"{i.namespace}:{i.name}" in (me, via)):
+                    keep(replace(i, distance=i.distance + len(start), path=(*start, *i.path)))
     impacted = tuple(sorted(best.values(), key=lambda i: (i.kind != "dataset", i.distance, i.name)))
     return BlastRadius(f"job {me}", depth, impacted, summarise(impacted))
 

@@ -75,7 +75,21 @@ def root_cause_run(graph: Graph, run_id: str, depth: int | None = None,
                              f"{props.get('errorMessage') or 'no error message'}",
                              {"job": run["job"], "runId": run_id, "state": props["state"],
                               "errorMessage": props.get("errorMessage")}))
-    inputs = [{"namespace": i["namespace"], "name": i["name"]} for i in run["inputs"]]
+    # a parent run (a DAG run, a Spark application) is examined through its child runs: their
+    # failures first (a DAG run fails because a task did: the task's failure is the cause, ranked
+    # above the parent's own), then upstream of what any of them read
+    for child in run.get("descendants") or []:
+        if child["state"] in ("FAIL", "ABORT"):
+            own.append(Candidate(
+                "failed run", f"run {child['runId']}", 1, (f"run {run_id}", f"run {child['runId']}"),
+                WEIGHT["failed run"] + 25,
+                f"child run of {child['job']} ended {child['state']}: "
+                f"{child.get('errorMessage') or 'no error message'}",
+                {"job": child["job"], "runId": child["runId"], "state": child["state"],
+                 "errorMessage": child.get("errorMessage")}))
+    inputs = list({(i["namespace"], i["name"]): {"namespace": i["namespace"], "name": i["name"]}
+                   for i in [*run["inputs"], *(x for c in run.get("descendants") or []
+                                               for x in c["inputs"])]}.values())
     when = as_of or native_time(props.get("stateTime"))
     return _rank(graph, f"run {run_id}", inputs, clamp_depth(depth), when, recent, own, offset=1)
 

@@ -177,6 +177,8 @@ def job_facts(row: dict[str, Any]) -> list[dict[str, Any]]:
     facts_ = [{"fact": "reads", "value": d} for d in row["reads"]]
     facts_ += [{"fact": "writes", "value": d} for d in row["writes"]]
     facts_ += [{"fact": "parent", "value": p} for p in row["parents"]]
+    facts_ += [{"fact": "child", "value": c["job"],
+                "detail": (c["latest"] or {}).get("state") or ""} for c in row.get("children") or []]
     return facts_ + [{"fact": "run", "value": r["runId"],
                       "detail": f"{r['state'] or ''} {stamp(r['start'])}".strip()}
                      for r in row["runs"]]
@@ -190,6 +192,11 @@ def show_job(key: str, row: dict[str, Any]) -> None:
     info.add_row("writes", ", ".join(row["writes"]) or "-")
     if row["parents"]:
         info.add_row("parent", ", ".join(row["parents"]))
+    for child in row.get("children") or []:
+        latest = child["latest"]
+        info.add_row("child job", child["job"] + (f"  (latest run {latest['runId']} "
+                                                  f"{latest['state']} {stamp(latest['time'])})"
+                                                  if latest else ""))
     out.print(info)
     table = Table(title="latest runs")
     for c in ("run", "state", "start", "end", "duration", "error"):

@@ -21,8 +21,15 @@ CALL () {
   UNION
   MATCH (s:Job {namespace: $namespace, name: $name})
   USING INDEX SEEK s:Job(namespace, name) WHERE $nodeType = 'JOB'
-  RETURN s, COLLECT { MATCH (s)-[:WRITES]->(d:Dataset) RETURN d } AS outs,
-         COLLECT { MATCH (s)-[:READS]->(d:Dataset) RETURN d } AS ins, 1 AS base
+  // a parent job (an Airflow DAG, a Spark application) through its child jobs' reads and writes
+  RETURN s, COLLECT { MATCH (s)-[:WRITES]->(d:Dataset) RETURN d
+                      UNION
+                      MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[:WRITES]->(d:Dataset)
+                      RETURN d } AS outs,
+         COLLECT { MATCH (s)-[:READS]->(d:Dataset) RETURN d
+                   UNION
+                   MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[:READS]->(d:Dataset)
+                   RETURN d } AS ins, 1 AS base
 }
 // datasets downstream (read by a job that writes the next), with how many jobs lie on the way
 CALL (outs, base) {

@@ -243,3 +243,35 @@ def test_generated_changes_give_the_same_graph_in_any_order(
             events.append(run_event(kind, new_run_id(), job, time=at, outputs=[table]))
     wipe(graph)
     _same_graph_in_shuffled_orders(graph, events, seed=seed, attempts=2, batch_sizes=(1, 2, 500))
+
+
+def test_over_http_one_per_request_or_in_arrays_the_graph_is_the_same(
+        graph: Graph, tmp_path: Path) -> None:
+    """The path a producer takes: POST /api/v1/lineage (one event per request in a shuffled
+    order, or arrays), the durable log, the worker; the same canonical graph every time."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from graph.settings import Settings
+    from ingest.log import SQLiteLog
+    from ingest.worker import Worker
+
+    events = _pipeline()
+    ingest_events(graph, events)
+    expected = canonical_dump(graph)
+    rng = random.Random(3)
+    for attempt, per_request in enumerate((1, 5, len(events))):
+        order = events[:]
+        rng.shuffle(order)
+        wipe(graph)
+        log = SQLiteLog(tmp_path / f"events-{attempt}.db")
+        with TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
+                        client=("127.0.0.1", 50000)) as api:
+            for start in range(0, len(order), per_request):
+                body = order[start] if per_request == 1 else order[start:start + per_request]
+                assert api.post("/api/v1/lineage", json=body).status_code == 201
+        worker = Worker(graph, log, batch=rng.choice([1, 4, 500]))
+        while worker.lag():
+            worker.run_once()
+        got = canonical_dump(graph)
+        assert got == expected, (per_request, sorted(set(got) ^ set(expected))[:4])

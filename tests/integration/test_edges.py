@@ -112,3 +112,45 @@ def test_several_transformations_between_two_columns_report_the_strongest_and_al
         assert entry["transformationType"] == "IDENTITY"
     assert answers == {"DERIVED_FROM DIRECT IDENTITY via job clean; also INDIRECT FILTER; "
                        "INDIRECT JOIN"}, answers
+
+
+def _dag() -> tuple[str, list[dict[str, Any]]]:
+    """An Airflow DAG run with two task runs (the parent facet names the DAG run): load writes
+    stage from raw, report writes report from stage and fails."""
+    dag_run = new_run_id()
+    parent = {"parent": {"run": {"runId": dag_run}, "job": {"namespace": "airflow", "name": "BQ"}}}
+    events = [run_event("START", dag_run, "BQ", ns="airflow", time="2024-06-01T02:00:00Z")]
+    for task, inputs, output, state, minute in (("BQ.load", "raw", "stage", "COMPLETE", 1),
+                                                ("BQ.report", "stage", "report", "FAIL", 2)):
+        run = new_run_id()
+        facets: dict[str, Any] = dict(parent)
+        if state == "FAIL":
+            facets["errorMessage"] = {"message": "quota exceeded", "programmingLanguage": "sql"}
+        events.append(run_event(state, run, task, ns="airflow", time=f"2024-06-01T02:0{minute}:00Z",
+                                inputs=[dataset(inputs)], outputs=[dataset(output)],
+                                run_facets=facets))
+    events.append(run_event("FAIL", dag_run, "BQ", ns="airflow", time="2024-06-01T02:05:00Z"))
+    return dag_run, events
+
+
+def test_a_parent_jobs_blast_radius_root_cause_and_lineage_go_through_its_children(
+        graph: Graph) -> None:
+    from impact.blast_radius import job_blast_radius
+    from impact.marquez_lineage import lineage
+    from impact.root_cause import root_cause_run
+
+    dag_run, events = _dag()
+    for _ in _every_load(graph, events):
+        radius = job_blast_radius(graph, "airflow", "BQ")
+        datasets = {i.name: i for i in radius.impacted if i.kind == "dataset"}
+        assert set(datasets) == {"stage", "report"}
+        assert datasets["stage"].path == ("airflow:BQ", "airflow:BQ.load", "ns:stage")
+        answer = root_cause_run(graph, dag_run)
+        top = answer.candidates[0]
+        assert top.kind == "failed run" and top.evidence["job"] == "airflow:BQ.report"
+        assert "quota exceeded" in top.summary and answer.examined > 0
+        ids = {n["id"] for n in lineage(graph, "job:airflow:BQ")["graph"]}
+        assert {"dataset:ns:stage", "dataset:ns:report", "job:airflow:BQ.load"} <= ids
+        [job] = graph.read("lookup/job", namespace="airflow", name="BQ", runs=5)
+        assert [(c["job"], c["latest"]["state"]) for c in job["children"]] == [
+            ("airflow:BQ.load", "COMPLETE"), ("airflow:BQ.report", "FAIL")]
