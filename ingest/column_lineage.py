@@ -53,17 +53,17 @@ def column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | N
                 sources.setdefault(src, set()).add(subtype)
     for (ns, name), subtypes in sorted(sources.items()):
         dataset_edges.append({**base, "inNamespace": ns, "inName": name,
-                                   "subtypes": sorted(subtypes)})
+                              "subtypes": sorted(subtypes)})
 
 
 def transformations(field_: dict[str, Any], spec: dict[str, Any]
-                     ) -> list[tuple[str, str, bool, str | None]]:
+                    ) -> list[tuple[str, str, bool, str | None]]:
     """(type, subtype, masking, description) of each way an input field feeds an output.
 
     Only what the producer reported: a transformation without a type, or an input field with
     none at all, is UNKNOWN (never assumed DIRECT, so never labelled "transformed"); masking
     comes from the ``masking`` flag, or from the deprecated ``transformationType`` MASKED, never
-    from a description (docs/graph-model.md, "Transformations")."""
+    from a description (docs/graph-model.md, "Transformations and masking")."""
     found = []
     for tr in field_.get("transformations") or []:
         kind = str(tr.get("type") or "UNKNOWN").upper()

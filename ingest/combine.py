@@ -3,7 +3,7 @@
 Rows of one key are merged oldest to newest: newer values win, older ones fill what newer rows
 lack; ``props`` maps merge property by property, each keeping the value of its latest ``stamp``
 (event time, then digest; a None from a deleted facet removes), and the merged row gets
-``firstSeen``/``lastSeen``. Runs pick their state by precedence, then event time, then name.
+``firstSeen``/``lastSeen``. Runs pick their state by precedence, then stamp.
 """
 
 from __future__ import annotations
