@@ -90,6 +90,15 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
             if side == "outputs":
                 column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows.column_edges,
                                rows.dataset_edges)
+    if job_ref is not None:
+        # an input named only inside column lineage (dbt's sources) is read by the job too
+        inputs = {(r["namespace"], r["name"]) for r in rows.job_reads}
+        for e in rows.dataset_edges:
+            if (e["inNamespace"], e["inName"]) not in inputs:
+                inputs.add((e["inNamespace"], e["inName"]))
+                rows.job_reads.append({"namespace": e["inNamespace"], "name": e["inName"],
+                                       "time": t, "jobNamespace": job_ref[0],
+                                       "jobName": job_ref[1]})
     if job_ref is not None and len(rows.column_edges) > first_edge:
         edges = rows.column_edges[first_edge:]
         rows.lineages.append({

@@ -1,17 +1,30 @@
 // Answers: derives coarse dataset lineage (coarse = true: read, no column lineage) from a job's
-// inputs x outputs, for each pair that the job's column lineage does not cover (an output without
-// column lineage, or an input its column lineage never names: the job reads it, so it may feed
-// the output). A pair that column lineage covers has its fine edge instead (ingest/dataset_edges).
+// inputs x outputs, for the pairs its column lineage leaves open: every input of an output that
+// has no column lineage; for an output with column lineage, only the inputs that no column
+// lineage of the job names at all (the job reads them, so they may feed it). An input that the
+// job's column lineage names for another output does not feed this one (a job reading A and B
+// and writing C from A and D from B has two edges, not four). Coarse edges that no longer
+// qualify (column lineage arrived later) are removed first, so the result is the same in any
+// order.
 // Param $jobs: the jobs to refresh [{namespace, name}]
 // Returns: nothing
 // :param jobs => [{namespace: 'example', name: 'etl_orders'}]
 UNWIND $jobs AS key
-MATCH (j:Job {namespace: key.namespace, name: key.name})-[w:WRITES]->(o:Dataset)
+MATCH (j:Job {namespace: key.namespace, name: key.name})
 USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
+CALL (j) {
+  MATCH (o:Dataset)-[c:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: true}]->(i:Dataset)
+  WHERE EXISTS { MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->() }
+    AND EXISTS { MATCH ()-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i) }
+  DELETE c
+}
+MATCH (j)-[w:WRITES]->(o:Dataset)
 MATCH (j)-[r:READS]->(i:Dataset)
 WHERE NOT EXISTS {
   MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i)
-}
+} AND NOT (
+  EXISTS { MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->() }
+  AND EXISTS { MATCH ()-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i) })
 MERGE (o)-[x:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name}]->(i)
   ON CREATE SET x.coarse = true
 WITH x, CASE WHEN r.firstSeen > w.firstSeen THEN r.firstSeen ELSE w.firstSeen END AS first,

@@ -15,7 +15,7 @@ from impact.changes import Change
 from impact.check import check
 from impact.marquez_lineage import column_lineage
 from tests.conftest import wipe
-from tests.helpers import dataset, ingest_events, new_run_id, run_event
+from tests.helpers import dataset, ingest_events, new_run_id, rows, run_event
 
 pytestmark = pytest.mark.integration
 
@@ -154,3 +154,40 @@ def test_a_parent_jobs_blast_radius_root_cause_and_lineage_go_through_its_childr
         [job] = graph.read("lookup/job", namespace="airflow", name="BQ", runs=5)
         assert [(c["job"], c["latest"]["state"]) for c in job["children"]] == [
             ("airflow:BQ.load", "COMPLETE"), ("airflow:BQ.report", "FAIL")]
+
+
+def test_a_multi_output_job_gets_only_the_pairs_its_column_lineage_states(graph: Graph) -> None:
+    """Reads a and b, writes c from a and d from b: two dataset edges, not four, whichever event
+    (the START without column lineage or the COMPLETE with it) arrives first."""
+    run = new_run_id()
+    ins = [dataset("a", columns=["x"]), dataset("b", columns=["y"])]
+    events = [
+        run_event("START", run, "split", time="2024-06-01T02:00:00Z", inputs=ins,
+                  outputs=[dataset("c"), dataset("d")]),
+        run_event("COMPLETE", run, "split", time="2024-06-01T02:05:00Z", inputs=ins, outputs=[
+            dataset("c", columns=["x"], lineage={"x": [("a", "x", "DIRECT", "IDENTITY")]}),
+            dataset("d", columns=["y"], lineage={"y": [("b", "y", "DIRECT", "IDENTITY")]})]),
+    ]
+    for _ in _every_load(graph, events):
+        found = {(r["o"], r["i"], r["coarse"]) for r in rows(graph, """
+            MATCH (o:Dataset)-[e:DERIVED_FROM]->(i:Dataset)
+            RETURN o.name AS o, i.name AS i, e.coarse AS coarse""")}
+        assert found == {("c", "a", False), ("d", "b", False)}
+
+
+def test_inputs_named_only_in_column_lineage_are_read_by_the_job_everywhere(graph: Graph) -> None:
+    """dbt names its sources only inside column lineage: the Marquez-shaped lineage shows the
+    job reading them, as upstream in the CLI's sense does."""
+    from impact.marquez_lineage import lineage
+    from impact.upstream import dataset_upstream
+
+    model = dataset("stg_customers", columns=["id"],
+                    lineage={"id": [("raw_customers", "id", "DIRECT", "IDENTITY")]})
+    events = [run_event("COMPLETE", new_run_id(), "dbt.stg_customers", outputs=[model])]
+    for _ in _every_load(graph, events):
+        upstream = {i.name for i in dataset_upstream(graph, "ns", "stg_customers").impacted
+                    if i.kind == "dataset"}
+        assert upstream == {"raw_customers"}
+        [job] = [n for n in lineage(graph, "dataset:ns:stg_customers")["graph"]
+                 if n["type"] == "JOB"]
+        assert {"origin": "dataset:ns:raw_customers", "destination": job["id"]} in job["inEdges"]
