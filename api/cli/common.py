@@ -41,8 +41,18 @@ DatasetName = Annotated[str, typer.Argument(help="Dataset name, e.g. public.orde
 ColumnName = Annotated[str, typer.Argument(help="Column name, e.g. email")]
 JobNs = Annotated[str, typer.Argument(help="Job namespace")]
 JobName = Annotated[str, typer.Argument(help="Job name")]
-FORMAT = typer.Option("--format", help="table (for people), plain (tab-separated, one row per "
-                                       "line, for grep and cut) or json.")
+FORMATS = ("table", "plain", "json")
+
+
+def _format(value: str) -> str:
+    if value not in FORMATS:
+        raise typer.BadParameter(f"--format {value}: expected {', '.join(FORMATS)}")
+    return value
+
+
+FORMAT = typer.Option("--format", callback=_format,
+                      help="table (for people), plain (tab-separated, one row per line, for grep "
+                           "and cut) or json.")
 Format = Annotated[str, FORMAT]
 
 

@@ -185,8 +185,10 @@ def test_questions_answer_in_plain_rows_for_grep(cli: CliRunner) -> None:
     assert ["dataset", NS, "ml.user_features", "1"] in [row[:4] for row in rows]
     same = cli.invoke(app, ["impact", "dataset", NS, "raw.users", "--format", "json"])
     assert json.loads(same.stdout)["impacted"], same.output
-    r = cli.invoke(app, ["upstream", "dataset", NS, "raw.users", "--format", "yaml"])
-    assert r.exit_code == 2 and "--format yaml" in r.output
+    for command in (["upstream", "dataset", NS, "raw.users"], ["where", NS, "raw.users", "email"],
+                    ["show", "job", "shop-nightly", "revenue_by_country"]):
+        r = cli.invoke(app, [*command, "--format", "yaml"])
+        assert r.exit_code == 2 and "--format yaml" in r.output, (command, r.output)
 
 
 def test_where_root_cause_and_show_answer_in_plain_rows(cli: CliRunner) -> None:
