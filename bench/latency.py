@@ -95,10 +95,16 @@ def server_footprint(server: LocalServer, settings: Settings, events_loaded: int
 
 
 def ground_truth(ts: list[Table]) -> tuple[nx.DiGraph, nx.DiGraph]:
-    """Data-flow graphs (source -> derived) of datasets and columns, from the generator itself."""
+    """Data-flow graphs (source -> derived) of datasets and columns, from the generator itself.
+
+    Every input of a table's job feeds the table (docs/graph-model.md: an input its column
+    lineage never names keeps a coarse edge, read with no column lineage); columns feed columns
+    as the column lineage says."""
     ds, cols = nx.DiGraph(), nx.DiGraph()
     for t in ts:
         ds.add_node(t.name)
+        for src in t.inputs:
+            ds.add_edge(src, t.name)
         for col, edges in t.lineage.items():
             for src, field, *_ in edges:
                 ds.add_edge(src, t.name)

@@ -1,8 +1,8 @@
 // Answers: root-cause evidence upstream of broken datasets: each dataset they derive from (and
 // themselves, at distance 0), once at its shortest distance, with what may have gone wrong there:
 // the latest run of each job that writes it (failed or aborted, with the error message), its
-// successful writes and the last two successful reads by its consumer on the path (to judge
-// staleness), failed data-quality assertions,
+// successful writes and the last two successful reads by a consumer (to judge staleness),
+// failed data-quality assertions,
 // and schema changes (columns added after the dataset's producers first wrote a schema, or gone
 // from what they write).
 // Param $datasets: list of {namespace, name} to start from (the broken ones)
@@ -46,12 +46,12 @@ CALL (n) {
   WITH r ORDER BY r.completeTime DESC LIMIT 30
   RETURN collect(r.completeTime) AS successes
 }
-CALL (n, path) {
-  // the last two successful reads of it by its consumer on the path (the runs that read it and
-  // wrote the next dataset towards the broken one)
+CALL (n, distance) {
+  // the last two successful reads of it by a consumer (a run that read it and wrote a dataset
+  // derived from it)
   OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:READ]->(n)
-  WHERE size(path) > 1 AND ($asOf IS NULL OR r.completeTime <= $asOf)
-    AND EXISTS { MATCH (r)-[:WROTE]->(o:Dataset) WHERE o.namespace + ':' + o.name = path[size(path) - 2] }
+  WHERE distance > 0 AND ($asOf IS NULL OR r.completeTime <= $asOf)
+    AND EXISTS { MATCH (r)-[:WROTE]->(:Dataset)-[:DERIVED_FROM]->(n) }
   WITH DISTINCT r ORDER BY r.completeTime DESC LIMIT 2
   RETURN collect(r.completeTime) AS reads
 }
