@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 STAMP_PREFIX = "@"
-HIDDEN = frozenset({"events", "propsTime"})  # propsTime: graphs loaded before the stamps
+# propsTime: graphs loaded before the stamps; declaredTargets: what lineage facets declared
+HIDDEN = frozenset({"events", "propsTime", "declaredTargets"})
 
 
 def public(props: dict[str, Any]) -> dict[str, Any]:

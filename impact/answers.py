@@ -71,13 +71,29 @@ def summarise(impacted: tuple[Impacted, ...]) -> dict[str, dict[str, int]]:
 
 def dataset_step(r: dict[str, Any], beyond: dict[str, int] | None = None) -> Impacted:
     """A dataset reached by a walk (a row of ``impact/downstream_datasets`` or upstream)."""
-    how = "coarse: the job's inputs x outputs" if r["coarse"] else \
-        "column lineage: " + ", ".join(r["subtypes"] or [])
     key = f"{r['namespace']}:{r['name']}"
-    return Impacted("dataset", r["namespace"], r["name"], r["distance"], tuple(r["path"]),
-                    r["job"], f"DERIVED_FROM via job {r['job']} ({how})",
+    return Impacted(r.get("kind") or "dataset", r["namespace"], r["name"], r["distance"],
+                    tuple(r["path"]), r["job"], _how(r),
                     native_time(r["lastSeen"]), tuple(r["owners"]),
                     beyond.get(key) if beyond is not None else None)
+
+
+def _how(r: dict[str, Any]) -> str:
+    """Why a walk's step is there: what stated its edge (docs/graph-model.md)."""
+    subtypes = ", ".join(r["subtypes"] or [])
+    basis = r.get("basis")
+    if basis == "boundary":
+        return (f"consumed or produced directly by job {r['job']}, a job of a hand-off "
+                "(lineage facet)")
+    if basis == "flow":
+        return f"hand-off stated by job {r['job']}'s lineage facet" + (
+            f" ({subtypes})" if subtypes else "")
+    if basis == "explicit":
+        how = ("lineage facet, dataset level: which columns is not stated" if r["coarse"]
+               else f"lineage facet: {subtypes}")
+    else:
+        how = "coarse: the job's inputs x outputs" if r["coarse"] else f"column lineage: {subtypes}"
+    return f"DERIVED_FROM via job {r['job']} ({how})" if r["job"] else f"DERIVED_FROM ({how})"
 
 
 def column_step(r: dict[str, Any]) -> Impacted:

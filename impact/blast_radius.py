@@ -38,10 +38,12 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     beyond = criticality(flow, flow.nodes)
     found = [dataset_step(r, beyond) for r in rows]
     reached = [{"namespace": namespace, "name": name}] + [
-        {"namespace": i.namespace, "name": i.name} for i in found]
-    distance = {f"{i.namespace}:{i.name}": i for i in found}
+        {"namespace": i.namespace, "name": i.name} for i in found if i.kind == "dataset"]
+    distance = {f"{i.namespace}:{i.name}": i for i in found if i.kind == "dataset"}
+    walked = {(i.namespace, i.name) for i in found if i.kind == "job"}
     jobs = [_reader(r, distance, f"{namespace}:{name}")
-            for r in graph.read("impact/readers", datasets=reached)]
+            for r in graph.read("impact/readers", datasets=reached)
+            if (r["namespace"], r["name"]) not in walked]
     impacted = tuple(found + jobs)
     return BlastRadius(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted))
 
@@ -63,6 +65,10 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
         if key not in best or i.distance < best[key].distance:
             best[key] = i
 
+    # a job of a hand-off (lineage facets) is a node of lineage: what it feeds directly
+    for r in graph.read("impact/downstream_of_job", namespace=namespace, name=name, depth=depth,
+                        asOf=as_of):
+        keep(dataset_step(r))
     for out in row["outputs"]:
         key = f"{out['namespace']}:{out['name']}"
         via = out["via"]

@@ -7,9 +7,11 @@ from datetime import datetime
 from graph.db import Graph
 from impact.answers import (
     BlastRadius,
+    Impacted,
     clamp_depth,
     column_step,
     dataset_step,
+    native_time,
     require_column,
     require_dataset,
     summarise,
@@ -31,7 +33,16 @@ def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
     """Columns whose data ``namespace:dataset.column`` comes from."""
     require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
-    found = tuple(column_step(r) for r in graph.read(
+    # a job that makes the column with no tracked source (lineage facets) comes first
+    made = tuple(
+        Impacted("job", r["namespace"], r["name"], 1, (f"{dataset}.{column}", r["name"]),
+                 r["job"], f"PRODUCED_BY {r['type']} {r['subtype']}"
+                 + (", masked" if r["masking"] else "")
+                 + (f": {r['description']}" if r["description"] else "")
+                 + " (no tracked source)", native_time(r["lastSeen"]), tuple(r["owners"]))
+        for r in graph.read("impact/produced_by", namespace=namespace, dataset=dataset,
+                            column=column))
+    found = made + tuple(column_step(r) for r in graph.read(
         "impact/upstream_columns", namespace=namespace, dataset=dataset, column=column,
         depth=depth, asOf=as_of))
     return BlastRadius(f"column {namespace}:{dataset}.{column}", depth, found, summarise(found),

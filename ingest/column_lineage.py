@@ -53,7 +53,7 @@ def column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | N
                 sources.setdefault(src, set()).add(subtype)
     for (ns, name), subtypes in sorted(sources.items()):
         dataset_edges.append({**base, "inNamespace": ns, "inName": name,
-                              "subtypes": sorted(subtypes)})
+                              "subtypes": sorted(subtypes), "coarse": False, "explicit": False})
 
 
 def transformations(field_: dict[str, Any], spec: dict[str, Any]

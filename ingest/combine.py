@@ -27,6 +27,11 @@ _KEYS: dict[str, tuple[str, ...]] = {
                      "inColumn", "jobNamespace", "jobName", "type", "subtype"),
     "dataset_edges": ("outNamespace", "outDataset", "inNamespace", "inName", "jobNamespace",
                       "jobName"),
+    "flows": ("outKind", "outNamespace", "outName", "inKind", "inNamespace", "inName",
+              "jobNamespace", "jobName"),
+    "produced": ("outNamespace", "outDataset", "outColumn", "byNamespace", "byName", "jobNamespace",
+                 "jobName", "type", "subtype"),
+    "declarations": ("kind", "namespace", "name"),
     "symlinks": ("namespace", "name", "aliasNamespace", "aliasName", "type"),
     "renames": ("namespace", "name", "oldNamespace", "oldName"),
     "schemas": ("namespace", "dataset", "digest"),
@@ -36,7 +41,12 @@ _KEYS: dict[str, tuple[str, ...]] = {
 
 # Row kinds that carry maps or lists merged across rows (the others merge value by value).
 _SPECIAL = {"jobs": ("props", "digests"), "datasets": ("props", "digests"),
-            "dataset_edges": ("subtypes",)}
+            "dataset_edges": ("subtypes", "coarse", "explicit", "observed"),
+            "flows": ("subtypes", "observed"), "declarations": ("targets",),
+            "column_edges": ("observed", "explicit"), "produced": ("observed",)}
+# Flags that hold when any row says so (missing: the default), or only when all rows do.
+_ANY = {"explicit": False, "observed": True, "coarse": False}
+_ALL: dict[str, bool] = {}
 _ORDER = itemgetter("evt")  # the event's stamp: its time, then its digest (transform.stamp)
 
 
@@ -87,6 +97,12 @@ def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "di
     for row in group:
         merged.update({k: v for k, v in row.items() if v is not None})
     for name in special:
+        if name in _ANY:
+            merged[name] = any(row.get(name, _ANY[name]) for row in group)
+            continue
+        if name in _ALL:
+            merged[name] = all(row.get(name, _ALL[name]) for row in group)
+            continue
         if name not in group[0]:
             merged.pop(name, None)
             continue

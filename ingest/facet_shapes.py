@@ -6,6 +6,7 @@ Only the fields the graph relies on are typed; every other key is allowed (``ext
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
@@ -132,6 +133,68 @@ class _ColumnLineage(TypedDict):
     dataset: NotRequired[list[_InputField]]
 
 
+class _LineageInput(TypedDict):
+    __pydantic_config__ = _ALLOW  # type: ignore[misc]
+    type: NotRequired[str]
+    namespace: NotRequired[str]
+    name: NotRequired[str]
+    field: NotRequired[str | None]
+    transformations: NotRequired[list[_Transformation]]
+
+
+class _LineageField(TypedDict):
+    __pydantic_config__ = _ALLOW  # type: ignore[misc]
+    inputs: list[_LineageInput]
+
+
+class _LineageEntry(TypedDict):
+    __pydantic_config__ = _ALLOW  # type: ignore[misc]
+    type: NotRequired[str]
+    namespace: NotRequired[str]
+    name: NotRequired[str]
+    inputs: NotRequired[list[_LineageInput]]
+    fields: NotRequired[dict[str, _LineageField]]
+
+
+class _Lineage(TypedDict):
+    """LineageJobFacet (``entries``) or LineageDatasetFacet (``inputs``, ``fields``)."""
+
+    __pydantic_config__ = _ALLOW  # type: ignore[misc]
+    entries: NotRequired[list[_LineageEntry]]
+    inputs: NotRequired[list[_LineageInput]]
+    fields: NotRequired[dict[str, _LineageField]]
+
+
+def lineage_problems(facet: dict[str, Any]) -> list[str]:
+    """What the lineage facet's shape cannot say: each entity is a DATASET (with namespace and
+    name) or a JOB (with both, or neither: the event's own job); paths relative to the facet."""
+    found: list[str] = []
+
+    def entity(item: dict[str, Any], where: str) -> None:
+        kind = str(item.get("type") or "DATASET").upper()
+        named = [bool(item.get(k)) for k in ("namespace", "name")]
+        if kind not in ("DATASET", "JOB"):
+            found.append(f"{where}.type: {item.get('type')!r} is not DATASET or JOB")
+        elif kind == "DATASET" and not all(named):
+            found.append(f"{where}: a DATASET needs a non-empty namespace and name")
+        elif kind == "JOB" and any(named) and not all(named):
+            found.append(f"{where}: a JOB has both namespace and name, or neither (the event's "
+                         "own job)")
+
+    def inputs(holder: dict[str, Any], where: str) -> None:
+        for i, inp in enumerate(holder.get("inputs") or []):
+            entity(inp, f"{where}.inputs[{i}]")
+        for col, spec in (holder.get("fields") or {}).items():
+            for i, inp in enumerate(spec.get("inputs") or []):
+                entity(inp, f"{where}.fields.{col}.inputs[{i}]")
+
+    for n, entry in enumerate(facet.get("entries") or []):
+        entity(entry, f".entries[{n}]")
+        inputs(entry, f".entries[{n}]")
+    inputs(facet, "")
+    return found
+
+
 class _Symlinks(TypedDict):
     __pydantic_config__ = _ALLOW  # type: ignore[misc]
     identifiers: NotRequired[list[_Ref]]
@@ -171,6 +234,8 @@ class _Version(TypedDict):
     datasetVersion: NotRequired[str | None]
 
 
+# Checks beyond the shape, run once the shape passed: the path of each problem inside the facet.
+FACET_CHECKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {"lineage": lineage_problems}
 FACET_MODELS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(shape) for name, shape in {
     "parent": _Parent,
     "ownership": _Ownership,
@@ -181,6 +246,7 @@ FACET_MODELS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(shape) for name, 
     "schema": _Schema,
     "columnLineage": _ColumnLineage,
     "symlinks": _Symlinks,
+    "lineage": _Lineage,
     "lifecycleStateChange": _Lifecycle,
     "documentation": _Documentation,
     "sql": _Sql,

@@ -13,7 +13,8 @@ from typing import Any
 STRUCTURAL = frozenset(
     {"schema", "columnLineage", "symlinks", "parent", "lifecycleStateChange", "ownership",
      "documentation", "sql", "jobType", "dataQualityAssertions", "dataQualityMetrics",
-     "outputStatistics", "errorMessage", "nominalTime", "version", "tags", "dataSource"}
+     "outputStatistics", "errorMessage", "nominalTime", "version", "tags", "dataSource",
+     "lineage"}
 )  # fmt: skip
 
 

@@ -32,6 +32,9 @@ _THEN = (
     ("column_keys", "ingest/column_keys"),
     ("column_edges", "ingest/column_edges"),
     ("dataset_edges", "ingest/dataset_edges"),
+    ("flows", "ingest/flows"),
+    ("produced", "ingest/produced"),
+    ("declarations", "ingest/declarations"),
     ("symlinks", "ingest/symlinks"),
     ("renames", "ingest/renames"),
 )
@@ -110,8 +113,10 @@ class Plan:
                   for name, versions in self.versions}
         self.columns = _Members("columns", rows.columns, _SCHEMA_KEY, self.schemas,
                                 likely.get("ingest/schemas", set()), lambda r: not r["written"])
+        # a declared edge (a JobEvent's or DatasetEvent's lineage facet) is never in a version
         self.edges = _Members("column_edges", rows.column_edges, _LINEAGE_KEY, self.lineages,
-                              likely.get("ingest/lineages", set()))
+                              likely.get("ingest/lineages", set()),
+                              lambda r: r.get("declared") is not None)
 
     def then(self, results: Sequence[list[dict[str, Any]]]) -> list[Step]:
         """The second round, given the results of the first (which versions were not touched,
@@ -148,11 +153,15 @@ class Plan:
                 params = [_wire(r) for r in getattr(self.rows, kind)]
             if params:
                 plan.append((name, {"rows": params}))
-        # a new input or output of a job may pair with its others: refresh its coarse edges
+        # a new input or output of a job may pair with its others: refresh its coarse edges, and
+        # the edges that link a job of a hand-off to what it reads and writes
         jobs = {(r["jobNamespace"], r["jobName"]) for r in self.rows.job_writes + self.rows.job_reads}
+        jobs |= {(r[f"{end}Namespace"], r[f"{end}Name"]) for r in self.rows.flows
+                 for end in ("out", "in") if r[f"{end}Kind"] == "JOB"}
         if jobs:
-            plan.append(("ingest/coarse_edges",
-                         {"jobs": [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]}))
+            keys = [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]
+            plan.append(("ingest/coarse_edges", {"jobs": keys}))
+            plan.append(("ingest/boundaries", {"jobs": keys}))
         return plan
 
 

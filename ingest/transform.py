@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ingest.column_lineage import column_lineage
+from ingest.explicit_lineage import explicit_lineage
 from ingest.facets import capped_json, facet_props, flatten, lift, live, owners, tags
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
@@ -44,6 +45,12 @@ class Rows:
     lineages: list[dict[str, Any]] = field(default_factory=list)
     """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
     edges (keys)}; see ingest.plan."""
+    flows: list[dict[str, Any]] = field(default_factory=list)
+    """Explicit lineage with a job at one end or both (ingest.explicit_lineage)."""
+    produced: list[dict[str, Any]] = field(default_factory=list)
+    """Fields a job makes with no tracked source (ingest.explicit_lineage)."""
+    declarations: list[dict[str, Any]] = field(default_factory=list)
+    """An event's lineage facet: its job or dataset, and what it declared (ingest.explicit_lineage)."""
 
     def extend(self, other: Rows) -> None:
         for f in fields(self):
@@ -61,6 +68,7 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
     """Rows for one event: nodes, edges and lifted properties."""
     rows = Rows()
     raw, t = event.raw, event.time
+    event_stamp = stamp(t, event.digest)
     job_ref: tuple[str, str] | None = None
     if event.kind in ("RunEvent", "JobEvent"):
         job = raw["job"]
@@ -74,8 +82,10 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]
         _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
-        column_lineage(ds, ("", ""), None, t, rows.column_edges, rows.dataset_edges)
-    first_edge = len(rows.column_edges)
+    # the lineage facet, when present, is the event's whole lineage (docs/graph-model.md)
+    explicit = explicit_lineage(raw, event.kind, job_ref, event.run_id, t, event_stamp, rows)
+    if event.kind == "DatasetEvent" and not explicit:
+        column_lineage(raw["dataset"], ("", ""), None, t, rows.column_edges, rows.dataset_edges)
     for side in ("inputs", "outputs"):
         for ds in raw.get(side) or []:
             version = _dataset(ds, t, facet_max_bytes, rows, written=side == "outputs")
@@ -87,27 +97,29 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
             if job_ref is not None:
                 target = rows.job_reads if side == "inputs" else rows.job_writes
                 target.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
-            if side == "outputs":
+            if side == "outputs" and not explicit:
                 column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows.column_edges,
                                rows.dataset_edges)
     if job_ref is not None:
         # an input named only inside column lineage (dbt's sources) is read by the job too
-        inputs = {(r["namespace"], r["name"]) for r in rows.job_reads}
+        inputs = {(r["namespace"], r["name"]) for r in rows.job_reads
+                  if (r["jobNamespace"], r["jobName"]) == job_ref}
         for e in rows.dataset_edges:
             if (e["inNamespace"], e["inName"]) not in inputs:
                 inputs.add((e["inNamespace"], e["inName"]))
                 rows.job_reads.append({"namespace": e["inNamespace"], "name": e["inName"],
                                        "time": t, "jobNamespace": job_ref[0],
                                        "jobName": job_ref[1]})
-    if job_ref is not None and len(rows.column_edges) > first_edge:
-        edges = rows.column_edges[first_edge:]
+    # a job's declared lineage (JobEvent) is written edge by edge, never as a version: a new
+    # declaration replaces the old (ingest/declarations)
+    edges = [e for e in rows.column_edges if e.get("declared") is None]
+    if job_ref is not None and edges:
         rows.lineages.append({
             "jobNamespace": job_ref[0], "jobName": job_ref[1], "runId": event.run_id, "time": t,
             "digest": _digest([(*edge_key(e), e["masking"], e["description"]) for e in edges]),
             "edges": tuple(edge_key(e) for e in edges)})
     # every row is stamped with its event: combine orders rows by it, and the loader keeps, per
     # property, the value of the latest stamp (docs/graph-model.md, "The latest value")
-    event_stamp = stamp(t, event.digest)
     for f in fields(rows):
         for row in getattr(rows, f.name):
             row["evt"] = event_stamp

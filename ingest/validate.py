@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ingest import codec
 from ingest.bounds import problems
-from ingest.facet_shapes import FACET_MODELS
+from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
 from ingest.secrets import scrub
 from ingest.times import parse_time
 
@@ -185,3 +185,7 @@ def _check_facets(facets: Any, where: str, reasons: list[str]) -> None:
             for err in e.errors():
                 path = "".join(f".{p}" for p in err["loc"])
                 reasons.append(f"{where}.{key}{path}: {err['msg']}")
+            continue
+        check = FACET_CHECKS.get(key)
+        if check is not None:
+            reasons.extend(f"{where}.{key}{problem}" for problem in check(facet))

@@ -4,7 +4,7 @@
 // Param $name: name of the dataset
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners
+// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow or boundary: docs/graph-model.md)
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'dashboards.revenue'
 // :param depth => 20
@@ -20,5 +20,8 @@ WITH n, p, last(relationships(p)) AS via
 RETURN n.namespace AS namespace, n.name AS name, length(p) AS distance,
        [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
-       via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners
+       via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners,
+       CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
+       CASE WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
+            WHEN via.explicit THEN 'explicit' END AS basis
 ORDER BY distance, namespace, name

@@ -5,7 +5,8 @@
 // job's column lineage names for another output does not feed this one (a job reading A and B
 // and writing C from A and D from B has two edges, not four). Coarse edges that no longer
 // qualify (column lineage arrived later) are removed first, so the result is the same in any
-// order.
+// order. A job that reported a lineage facet (explicitLineage) gets none: the facet is its whole
+// lineage (docs/graph-model.md, "Explicit lineage").
 // Param $jobs: the jobs to refresh [{namespace, name}]
 // Returns: nothing
 // :param jobs => [{namespace: 'example', name: 'etl_orders'}]
@@ -14,10 +15,29 @@ MATCH (j:Job {namespace: key.namespace, name: key.name})
 USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
 CALL (j) {
   MATCH (o:Dataset)-[c:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: true}]->(i:Dataset)
-  WHERE EXISTS { MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->() }
-    AND EXISTS { MATCH ()-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i) }
+  WHERE c.explicit IS NULL
+    AND (j.explicitLineage
+         OR (EXISTS { MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->() }
+             AND EXISTS { MATCH ()-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i) }))
   DELETE c
 }
+// a job that reported a lineage facet states its whole lineage through lineage facets: what
+// column lineage facets or inputs x outputs of its events said is removed, nothing is inferred
+CALL (j) {
+  WITH j WHERE j.explicitLineage
+  MATCH (j)-[:WRITES]->(o:Dataset)
+  CALL (j, o) {
+    MATCH (o)-[e:DERIVED_FROM]->(:Dataset)
+    WHERE e.jobNamespace = j.namespace AND e.jobName = j.name AND e.explicit IS NULL
+    DELETE e
+  }
+  CALL (j, o) {
+    MATCH (o)-[:HAS_COLUMN]->(:Column)-[e:DERIVED_FROM]->(:Column)
+    WHERE e.jobNamespace = j.namespace AND e.jobName = j.name AND e.explicit IS NULL
+    DELETE e
+  }
+}
+WITH j WHERE j.explicitLineage IS NULL
 MATCH (j)-[w:WRITES]->(o:Dataset)
 MATCH (j)-[r:READS]->(i:Dataset)
 WHERE NOT EXISTS {

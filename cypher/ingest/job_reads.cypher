@@ -5,8 +5,10 @@
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
+// the job of the event exists (ingest/jobs ran first); a job that only a lineage facet names as
+// reading the dataset is a stub until it sends an event of its own
 MERGE (j:Job {namespace: row.jobNamespace, name: row.jobName})
-  ON CREATE SET j.stub = false
+  ON CREATE SET j.stub = true
 MERGE (d:Dataset {namespace: row.namespace, name: row.name})
 MERGE (j)-[x:READS]->(d)
 SET x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,

@@ -1,0 +1,29 @@
+// Answers: blast radius of a job as a node of lineage (a lineage facet's hand-off: jobs and
+// datasets fed by it without a tracked dataset between), up to $depth DERIVED_FROM hops, each
+// once at its shortest distance, with the path and why it is there.
+// Param $namespace: namespace of the job
+// Param $name: name of the job
+// Param $depth: maximum number of hops (1 to 50)
+// Param $asOf: only edges first seen at or before this time; null for now
+// Returns: namespace, name, distance, path (source first), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow or boundary: docs/graph-model.md), sources (what it derives from directly)
+// :param namespace => 'airflow://prod'
+// :param name => 'dag_a.task_3'
+// :param depth => 20
+// :param asOf => null
+// expand each walk from its start (a young graph's statistics made the planner pair the start
+// with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
+CYPHER statefulShortestPlanningMode=all_if_possible
+MATCH (src:Job {namespace: $namespace, name: $name})
+USING INDEX SEEK src:Job(namespace, name)
+MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
+WHERE n <> src AND length(p) <= $depth
+WITH n, p, last(relationships(p)) AS via
+RETURN n.namespace AS namespace, n.name AS name, length(p) AS distance,
+       [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
+       via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
+       via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners,
+       CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
+       CASE WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
+            WHEN via.explicit THEN 'explicit' END AS basis,
+       [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m) | m.namespace + ':' + m.name] AS sources
+ORDER BY distance, namespace, name
