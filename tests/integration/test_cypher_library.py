@@ -1,7 +1,8 @@
 """Every file of the Cypher library runs as-is with its own example parameters.
 
-The example graph (examples/events/shop.ndjson) is loaded first, so that every question and lookup
-is seen to answer something with the parameters a Browser user would paste.
+The example graphs (examples/events/shop.ndjson, examples/explicit_lineage.ndjson) are loaded
+first, so that every question and lookup is seen to answer something with the parameters a Browser
+user would paste.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from ingest.read import read_file
 pytestmark = pytest.mark.integration
 
 SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+# a hand-off between jobs and a field a job makes (OpenLineage's lineage facets)
+EXPLICIT = Path(__file__).parents[2] / "examples" / "explicit_lineage.ndjson"
 ANSWERS_SOMETHING = ("impact/", "lineage/", "lookup/")
 
 
 @pytest.mark.parametrize("name", sorted(library()))
 def test_query_runs_with_its_example_parameters(graph: Graph, name: str) -> None:
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    Ingester(graph).ingest(read_file(EXPLICIT), IngestReport())
     named = library()[name]
     with graph.driver.session() as session:
         # The examples are Cypher expressions (as after `:param` in Browser): evaluate them there.
