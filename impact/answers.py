@@ -5,7 +5,7 @@ as an answer's step."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +30,7 @@ class Impacted:
     last_seen: datetime | None
     owners: tuple[str, ...] = ()
     beyond: int | None = None  # criticality: how many impacted datasets lie downstream of it
+    aliases: tuple[str, ...] = ()  # its other names (symlinks), reached as the same node
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class BlastRadius:
     impacted: tuple[Impacted, ...]
     summary: dict[str, dict[str, int]] = field(default_factory=dict)
     direction: str = "downstream"
+    aliases: tuple[str, ...] = ()  # the source's other names (symlinks), answered for too
 
 
 def require_dataset(graph: Graph, namespace: str, name: str) -> None:
@@ -82,6 +84,8 @@ def _how(r: dict[str, Any]) -> str:
     """Why a walk's step is there: what stated its edge (docs/graph-model.md)."""
     subtypes = ", ".join(r["subtypes"] or [])
     basis = r.get("basis")
+    if basis == "alias":
+        return "the same table under another name (symlink)"
     if basis == "boundary":
         return (f"consumed or produced directly by job {r['job']}, a job of a hand-off "
                 "(lineage facet)")
@@ -99,6 +103,10 @@ def _how(r: dict[str, Any]) -> str:
 def column_step(r: dict[str, Any]) -> Impacted:
     """A column reached by a walk (a row of ``impact/downstream_columns`` or upstream): its last
     hop's strongest transformation, then the others between the same two columns."""
+    if r.get("alias"):
+        return Impacted("column", r["namespace"], f"{r['dataset']}.{r['column']}", r["distance"],
+                        tuple(r["path"]), None, "the same column under another name (symlink)",
+                        None)
     masked = ", masked" if r["masking"] else ""
     others = [f"{t['type']} {t['subtype']}" + (", masked" if t["masking"] else "")
               for t in (r.get("transformations") or [])[1:]]
@@ -107,6 +115,29 @@ def column_step(r: dict[str, Any]) -> Impacted:
                     tuple(r["path"]), r["job"],
                     f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}{also}",
                     native_time(r["lastSeen"]))
+
+
+def fold_aliases(found: list[Impacted], alias: list[bool], source: str
+                 ) -> tuple[list[Impacted], tuple[str, ...]]:
+    """One entry per table: a node a walk reached by a symlink hop last is another name of the
+    node before it on its path, so it is folded into that node's ``aliases`` (or into the
+    source's, returned second) instead of being listed again (docs/graph-model.md, "Symlinks")."""
+    alias_of = {i.path[-1]: i.path[-2] for i, a in zip(found, alias, strict=True) if a}
+
+    def root(key: str) -> str:
+        seen = set()
+        while key in alias_of and key not in seen:
+            seen.add(key)
+            key = alias_of[key]
+        return key
+
+    names: dict[str, list[str]] = {}
+    for i, a in zip(found, alias, strict=True):
+        if a:
+            names.setdefault(root(i.path[-1]), []).append(f"{i.namespace}:{i.name}")
+    kept = [replace(i, aliases=tuple(names.get(i.path[-1], ())))
+            for i, a in zip(found, alias, strict=True) if not a]
+    return kept, tuple(names.get(source, ()))
 
 
 def native_time(value: Any) -> datetime | None:

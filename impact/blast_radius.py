@@ -19,6 +19,7 @@ from impact.answers import (
     clamp_depth,
     column_step,
     dataset_step,
+    fold_aliases,
     native_time,
     require_column,
     require_dataset,
@@ -37,6 +38,7 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
     beyond = criticality(flow, flow.nodes)
     found = [dataset_step(r, beyond) for r in rows]
+    alias = [r["basis"] == "alias" for r in rows]
     reached = [{"namespace": namespace, "name": name}] + [
         {"namespace": i.namespace, "name": i.name} for i in found if i.kind == "dataset"]
     distance = {f"{i.namespace}:{i.name}": i for i in found if i.kind == "dataset"}
@@ -44,8 +46,10 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     jobs = [_reader(r, distance, f"{namespace}:{name}")
             for r in graph.read("impact/readers", datasets=reached)
             if (r["namespace"], r["name"]) not in walked]
-    impacted = tuple(found + jobs)
-    return BlastRadius(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted))
+    kept, aliases = fold_aliases(found, alias, f"{namespace}:{name}")
+    impacted = tuple(kept + jobs)
+    return BlastRadius(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted),
+                       aliases=aliases)
 
 
 def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
@@ -68,7 +72,8 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
     # a job of a hand-off (lineage facets) is a node of lineage: what it feeds directly
     for r in graph.read("impact/downstream_of_job", namespace=namespace, name=name, depth=depth,
                         asOf=as_of):
-        keep(dataset_step(r))
+        if r["basis"] != "alias":
+            keep(dataset_step(r))
     for out in row["outputs"]:
         key = f"{out['namespace']}:{out['name']}"
         via = out["via"]
@@ -96,9 +101,11 @@ def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_columns", namespace=namespace, dataset=dataset,
                       column=column, depth=depth, asOf=as_of)
-    impacted = tuple(column_step(r) for r in rows)
+    kept, aliases = fold_aliases([column_step(r) for r in rows], [r["alias"] for r in rows],
+                                 f"{dataset}.{column}")
+    impacted = tuple(kept)
     return BlastRadius(f"column {namespace}:{dataset}.{column}", depth, impacted,
-                       summarise(impacted))
+                       summarise(impacted), aliases=aliases)
 
 
 def _reader(r: dict[str, Any], reached: dict[str, Impacted], source: str) -> Impacted:

@@ -149,6 +149,8 @@ def _column_findings(graph: Graph, keys: list[dict[str, Any]], what: str, depth:
     """The consumers of each of ``keys`` (one query for all), by source ``ns:dataset.column``."""
     out: dict[str, list[Finding]] = {}
     for r in graph.read("check/column_consumers", columns=keys, depth=depth, asOf=as_of):
+        if r["alias"]:  # another name of the column or of a consumer listed already
+            continue
         last = native_time(r["lastRun"])
         steps = " -> ".join(f"{s['type']} {s['subtype']}" + (" masked" if s["masking"] else "")
                             for s in r["steps"])

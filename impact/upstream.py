@@ -11,6 +11,7 @@ from impact.answers import (
     clamp_depth,
     column_step,
     dataset_step,
+    fold_aliases,
     native_time,
     require_column,
     require_dataset,
@@ -23,9 +24,13 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
     """Datasets that ``namespace:name`` derives from, each at its shortest distance."""
     require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
-    found = tuple(dataset_step(r) for r in graph.read("impact/upstream_datasets", namespace=namespace,
-                                                  name=name, depth=depth, asOf=as_of))
-    return BlastRadius(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream")
+    rows = graph.read("impact/upstream_datasets", namespace=namespace, name=name, depth=depth,
+                      asOf=as_of)
+    kept, aliases = fold_aliases([dataset_step(r) for r in rows],
+                                 [r["basis"] == "alias" for r in rows], f"{namespace}:{name}")
+    found = tuple(kept)
+    return BlastRadius(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream",
+                       aliases)
 
 
 def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
@@ -42,8 +47,10 @@ def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
                  + " (no tracked source)", native_time(r["lastSeen"]), tuple(r["owners"]))
         for r in graph.read("impact/produced_by", namespace=namespace, dataset=dataset,
                             column=column))
-    found = made + tuple(column_step(r) for r in graph.read(
-        "impact/upstream_columns", namespace=namespace, dataset=dataset, column=column,
-        depth=depth, asOf=as_of))
+    rows = graph.read("impact/upstream_columns", namespace=namespace, dataset=dataset,
+                      column=column, depth=depth, asOf=as_of)
+    kept, aliases = fold_aliases([column_step(r) for r in rows], [r["alias"] for r in rows],
+                                 f"{dataset}.{column}")
+    found = made + tuple(kept)
     return BlastRadius(f"column {namespace}:{dataset}.{column}", depth, found, summarise(found),
-                       "upstream")
+                       "upstream", aliases)

@@ -83,7 +83,9 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
     depth = clamp_depth(depth)
     rows = graph.read("impact/where", namespace=namespace, dataset=dataset, column=column,
                       depth=depth, asOf=as_of)
-    return WhereReport(f"{namespace}:{dataset}.{column}", depth, tuple(_reach(r) for r in rows))
+    # a column reached by a symlink hop last is another name of one listed already
+    return WhereReport(f"{namespace}:{dataset}.{column}", depth, tuple(
+        _reach(r) for r in rows if not (r["steps"] and r["steps"][-1]["alias"])))
 
 
 def _reach(r: dict[str, Any]) -> Reach:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
-from ingest.transform import Rows
+from ingest.rows import Rows
 
 _KEYS: dict[str, tuple[str, ...]] = {
     "jobs": ("namespace", "name"),

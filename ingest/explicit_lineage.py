@@ -10,13 +10,11 @@ are read for it. The rules: docs/graph-model.md, "Explicit lineage".
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ingest.column_lineage import transformations
 from ingest.facets import flatten, live
-
-if TYPE_CHECKING:
-    from ingest.transform import Rows
+from ingest.rows import Rows
 
 DATASET, JOB = "DATASET", "JOB"
 

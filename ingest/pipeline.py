@@ -18,7 +18,8 @@ from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
 from ingest.plan import Plan, load
 from ingest.read import RawItem
-from ingest.transform import Rows, transform
+from ingest.rows import Rows
+from ingest.transform import transform
 from ingest.validate import ValidEvent, logged, validate
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ from typing import Any
 from graph.db import Graph, Step
 from graph.errors import QueryError
 from ingest.combine import combine_kind
-from ingest.transform import Rows, edge_key
+from ingest.rows import Rows
+from ingest.transform import edge_key
 
 # The first round: nodes and the edges of runs and jobs, then (Plan) the versions of written schemas
 # and column lineage; the second round: columns and column edges of the versions not touched.
@@ -153,6 +154,15 @@ class Plan:
                 params = [_wire(r) for r in getattr(self.rows, kind)]
             if params:
                 plan.append((name, {"rows": params}))
+        # a new name or column of a table with several names: make them one identity
+        named = {(r["namespace"], r["dataset"]) for r in self.rows.columns}
+        named |= {(r["namespace"], r["dataset"]) for r in plan_columns(plan)}
+        named |= {(r[ns], r[n]) for r in self.rows.symlinks
+                  for ns, n in (("namespace", "name"), ("aliasNamespace", "aliasName"))}
+        named |= {(r["outNamespace"], r["outDataset"]) for r in self.rows.produced}
+        if named:
+            plan.append(("ingest/aliases", {"datasets": [
+                {"namespace": ns, "name": name} for ns, name in sorted(named)]}))
         # a new input or output of a job may pair with its others: refresh its coarse edges, and
         # the edges that link a job of a hand-off to what it reads and writes
         jobs = {(r["jobNamespace"], r["jobName"]) for r in self.rows.job_writes + self.rows.job_reads}
@@ -163,6 +173,11 @@ class Plan:
             plan.append(("ingest/coarse_edges", {"jobs": keys}))
             plan.append(("ingest/boundaries", {"jobs": keys}))
         return plan
+
+
+def plan_columns(plan: list[Step]) -> list[dict[str, Any]]:
+    """The columns that column edges of the plan name (the rows of ingest/column_keys)."""
+    return next((params["rows"] for name, params in plan if name == "ingest/column_keys"), [])
 
 
 class _Members:

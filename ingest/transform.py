@@ -7,13 +7,14 @@ last seen, and decide which of two events is newer whatever order they arrive in
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
 from ingest.column_lineage import column_lineage
 from ingest.explicit_lineage import explicit_lineage
 from ingest.facets import capped_json, facet_props, flatten, lift, live, owners, tags
+from ingest.rows import Rows
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
 
@@ -21,40 +22,6 @@ from ingest.validate import ValidEvent
 # FAIL (job end, with the exception) and then COMPLETE (SQL execution end) for one failed query.
 STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 4, "ABORT": 4}
 _STACK_MAX = 8192
-
-
-@dataclass
-class Rows:
-    """Rows for each write of the loader; lists of plain dicts ready for ``UNWIND``."""
-
-    jobs: list[dict[str, Any]] = field(default_factory=list)
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    parents: list[dict[str, Any]] = field(default_factory=list)
-    datasets: list[dict[str, Any]] = field(default_factory=list)
-    columns: list[dict[str, Any]] = field(default_factory=list)
-    reads: list[dict[str, Any]] = field(default_factory=list)
-    writes: list[dict[str, Any]] = field(default_factory=list)
-    job_reads: list[dict[str, Any]] = field(default_factory=list)
-    job_writes: list[dict[str, Any]] = field(default_factory=list)
-    column_edges: list[dict[str, Any]] = field(default_factory=list)
-    dataset_edges: list[dict[str, Any]] = field(default_factory=list)
-    symlinks: list[dict[str, Any]] = field(default_factory=list)
-    renames: list[dict[str, Any]] = field(default_factory=list)
-    schemas: list[dict[str, Any]] = field(default_factory=list)
-    """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.plan."""
-    lineages: list[dict[str, Any]] = field(default_factory=list)
-    """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
-    edges (keys)}; see ingest.plan."""
-    flows: list[dict[str, Any]] = field(default_factory=list)
-    """Explicit lineage with a job at one end or both (ingest.explicit_lineage)."""
-    produced: list[dict[str, Any]] = field(default_factory=list)
-    """Fields a job makes with no tracked source (ingest.explicit_lineage)."""
-    declarations: list[dict[str, Any]] = field(default_factory=list)
-    """An event's lineage facet: its job or dataset, and what it declared (ingest.explicit_lineage)."""
-
-    def extend(self, other: Rows) -> None:
-        for f in fields(self):
-            getattr(self, f.name).extend(getattr(other, f.name))
 
 
 def stamp(t: datetime, digest: str) -> str:

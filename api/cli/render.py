@@ -85,10 +85,14 @@ def show_impact(answer: Any) -> None:
         table.add_column(col, overflow="fold", min_width=8 if col in ("name", "path") else None)
     for i in answer.impacted:
         path = " → ".join(step.removeprefix(home) for step in i.path)
-        table.add_row(i.kind, i.name, str(i.distance), path, i.why,
+        name = i.name + "".join(f"\n(also {a})" for a in i.aliases)
+        table.add_row(i.kind, name, str(i.distance), path, i.why,
                       f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
                       ", ".join(i.owners), "" if i.beyond is None else str(i.beyond))
     out.print(table)
+    if answer.aliases:
+        out.print(f"{answer.source} is also named {', '.join(answer.aliases)} (symlinks): "
+                  "answered for every name", highlight=False)
     out.print("by kind: " + ", ".join(f"{k} {v}" for k, v in answer.summary["kind"].items())
               if answer.impacted else f"nothing {answer.direction} of it")
     if any(i.beyond for i in answer.impacted):
@@ -132,6 +136,7 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
     p = row["props"]
     info = facts()
     for label, value in (("description", p.get("description")),
+                         ("also named", ", ".join(row.get("aliases") or [])),
                          ("owners", ", ".join(p.get("owners") or [])),
                          ("written by", ", ".join(row["writers"])),
                          ("read by", ", ".join(row["readers"])),
@@ -165,6 +170,7 @@ def dataset_facts(row: dict[str, Any], verdict: str) -> list[dict[str, Any]]:
               for c in row["columns"]]
     facts_ += [{"fact": "dropped column", "value": c["name"], "detail": stamp(c["lastWritten"])}
                for c in row.get("dropped") or []]
+    facts_ += [{"fact": "alias", "value": a} for a in row.get("aliases") or []]
     facts_ += [{"fact": "writer", "value": w} for w in row["writers"]]
     facts_ += [{"fact": "reader", "value": r} for r in row["readers"]]
     facts_ += [{"fact": "upstream", "value": u["dataset"]} for u in row["upstream"]]

@@ -6,13 +6,22 @@
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'marts.revenue_by_country'}]
 // :param asOf => null
 UNWIND $datasets AS key
-MATCH (src:Dataset {namespace: key.namespace, name: key.name})<-[e:DERIVED_FROM {coarse: true}]-(d:Dataset)
-USING INDEX SEEK src:Dataset(namespace, name)
+MATCH (given:Dataset {namespace: key.namespace, name: key.name})
+USING INDEX SEEK given:Dataset(namespace, name)
+// the dataset under each of its names (symlinks: docs/graph-model.md)
+CALL (given) {
+  RETURN given AS src
+  UNION
+  MATCH (given)(()-[:DERIVED_FROM {alias: true}]->()){1,4}(src:Dataset)
+  RETURN src
+}
+MATCH (src)<-[e:DERIVED_FROM {coarse: true}]-(d:Dataset)
 WHERE $asOf IS NULL OR e.firstSeen <= $asOf
 OPTIONAL CALL (e) {
   MATCH (:Job {namespace: e.jobNamespace, name: e.jobName})<-[:OF]-(r:Run) WHERE r.state IS NOT NULL
   RETURN r.stateTime AS lastRun ORDER BY r.stateTime DESC LIMIT 1
 }
-RETURN src.namespace + ':' + src.name AS source, d.namespace AS namespace, d.name AS name,
-       e.jobNamespace + ':' + e.jobName AS job, lastRun, coalesce(d.owners, []) AS owners
+WITH DISTINCT given.namespace + ':' + given.name AS source, d, e, lastRun
+RETURN source, d.namespace AS namespace, d.name AS name, e.jobNamespace + ':' + e.jobName AS job,
+       lastRun, coalesce(d.owners, []) AS owners
 ORDER BY source, namespace, name

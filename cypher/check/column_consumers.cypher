@@ -6,7 +6,7 @@
 // Param $columns: list of {namespace, dataset, name}: the changed columns
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: source, namespace, dataset, column, direct, distance, path, steps (type, subtype, job), job, lastRun, owners
+// Returns: source, namespace, dataset, column, direct, distance (symlink hops not counted), path, steps (type, subtype, job), job, lastRun, owners, alias (another name of the previous column: a symlink)
 // :param columns => [{namespace: 'postgres://warehouse:5432', dataset: 'raw.users', name: 'email'}]
 // :param depth => 20
 // :param asOf => null
@@ -20,10 +20,10 @@ UNWIND [1, 0] AS direct
 CALL (src, direct) {
   MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf)
                                   AND (direct = 0 OR e.type = 'DIRECT')]-()){1,50}(n)
-  WHERE n <> src AND length(p) <= $depth
+  WHERE n <> src AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
   RETURN n, p
 }
-WITH src, n, direct, p ORDER BY direct DESC, length(p)
+WITH src, n, direct, p ORDER BY direct DESC, size([r IN relationships(p) WHERE r.alias IS NULL])
 WITH src, n, collect({direct: direct, p: p})[0] AS best
 WITH src, n, best.direct = 1 AS direct, best.p AS p, last(relationships(best.p)) AS via
 OPTIONAL CALL (via) {
@@ -34,8 +34,9 @@ OPTIONAL CALL (via) {
 OPTIONAL MATCH (d:Dataset {namespace: n.namespace, name: n.dataset})
 RETURN src.namespace + ':' + src.dataset + '.' + src.name AS source,
        n.namespace AS namespace, n.dataset AS dataset, n.name AS column, direct,
-       length(p) AS distance, [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
+       size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance, [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
        [e IN relationships(p) | {type: e.type, subtype: e.subtype, masking: e.masking,
                                   job: e.jobNamespace + ':' + e.jobName}] AS steps,
-       via.jobNamespace + ':' + via.jobName AS job, lastRun, coalesce(d.owners, []) AS owners
+       via.jobNamespace + ':' + via.jobName AS job, lastRun, coalesce(d.owners, []) AS owners,
+       coalesce(via.alias, false) AS alias
 ORDER BY source, direct DESC, distance, namespace, dataset, column

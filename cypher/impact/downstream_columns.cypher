@@ -7,7 +7,7 @@
 // Param $column: name of the source column
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen
+// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen, alias (the column is another name of the previous one: a symlink)
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -19,7 +19,7 @@ CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (src:Column {namespace: $namespace, dataset: $dataset, name: $column})
 USING INDEX SEEK src:Column(namespace, dataset, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
-WHERE n <> src AND length(p) <= $depth
+WHERE n <> src AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
 // the last hop: every edge between its two columns (one per job and transformation), strongest
 // first (DIRECT IDENTITY, TRANSFORMATION, AGGREGATION, other DIRECT, UNKNOWN, then INDIRECT), so
 // that its headline never depends on which parallel edge the walk happened to take
@@ -38,11 +38,12 @@ WITH n, p, hop[0] AS via, hop
 WITH n, p, via, hop, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
                           WHERE j.lineageDigest = via.lineageDigest
                           RETURN j.lineageLastSeen }[0] AS current
-RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, length(p) AS distance,
+RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.type AS type,
        via.subtype AS subtype, via.masking AS masking,
        [h IN hop | {type: h.type, subtype: h.subtype, masking: h.masking,
                     job: h.jobNamespace + ':' + h.jobName}] AS transformations,
-       CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen
+       CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen,
+       coalesce(via.alias, false) AS alias
 ORDER BY distance, namespace, dataset, column

@@ -5,7 +5,7 @@
 // Param $name: name of the job
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, name, distance, path (source first), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow or boundary: docs/graph-model.md), sources (what it derives from directly)
+// Returns: namespace, name, distance, path (source first), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), sources (what it derives from directly)
 // :param namespace => 'airflow://prod'
 // :param name => 'dag_a.task_3'
 // :param depth => 20
@@ -16,14 +16,14 @@ CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (src:Job {namespace: $namespace, name: $name})
 USING INDEX SEEK src:Job(namespace, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]-()){1,50}(n)
-WHERE n <> src AND length(p) <= $depth
+WHERE n <> src AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
 WITH n, p, last(relationships(p)) AS via
-RETURN n.namespace AS namespace, n.name AS name, length(p) AS distance,
+RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
        via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners,
        CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
-       CASE WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
+       CASE WHEN via.alias THEN 'alias' WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
             WHEN via.explicit THEN 'explicit' END AS basis,
        [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m) | m.namespace + ':' + m.name] AS sources
 ORDER BY distance, namespace, name

@@ -10,15 +10,21 @@
 // :param asOf => null
 MATCH (n:Dataset {namespace: $namespace, name: $name})
 USING INDEX SEEK n:Dataset(namespace, name)
-CALL (n) {
+// a table with several names (symlinks) is written under any of them
+WITH n, [n] + COLLECT { MATCH (n)(()-[:DERIVED_FROM {alias: true}]->()){1,4}(a:Dataset)
+                        RETURN DISTINCT a } AS names
+CALL (names) {
   // only completed runs that wrote this dataset (not every run of a job that writes it)
-  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(n)
+  UNWIND names AS m
+  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(m)
   WITH DISTINCT r WHERE r IS NULL OR $asOf IS NULL OR r.completeTime <= $asOf
   WITH r ORDER BY r.completeTime DESC LIMIT 30
   RETURN collect(r.completeTime) AS successes
 }
-CALL (n) {
-  OPTIONAL MATCH (j:Job)-[:WRITES]->(n)
+CALL (names) {
+  UNWIND names AS m
+  OPTIONAL MATCH (j:Job)-[:WRITES]->(m)
+  WITH DISTINCT j
   OPTIONAL CALL (j) {
     MATCH (r:Run)-[:OF]->(j)
     WHERE r.state IS NOT NULL AND ($asOf IS NULL OR r.stateTime <= $asOf)

@@ -22,8 +22,8 @@ CALL (dst) {
   RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path
   UNION
   MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)
-  WHERE n <> dst AND length(p) <= $depth
-  RETURN n, length(p) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path
+  WHERE n <> dst AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
+  RETURN n, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path
 }
 WITH n, distance, path ORDER BY distance
 WITH n, collect(path)[0] AS path, min(distance) AS distance

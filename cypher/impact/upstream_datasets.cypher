@@ -4,7 +4,7 @@
 // Param $name: name of the dataset
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow or boundary: docs/graph-model.md)
+// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md)
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'dashboards.revenue'
 // :param depth => 20
@@ -15,13 +15,13 @@ CYPHER statefulShortestPlanningMode=all_if_possible
 MATCH (dst:Dataset {namespace: $namespace, name: $name})
 USING INDEX SEEK dst:Dataset(namespace, name)
 MATCH p = ANY SHORTEST (dst)((a)-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->(b)){1,50}(n)
-WHERE n <> dst AND length(p) <= $depth
+WHERE n <> dst AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
 WITH n, p, last(relationships(p)) AS via
-RETURN n.namespace AS namespace, n.name AS name, length(p) AS distance,
+RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
        via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners,
        CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
-       CASE WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
+       CASE WHEN via.alias THEN 'alias' WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
             WHEN via.explicit THEN 'explicit' END AS basis
 ORDER BY distance, namespace, name

@@ -11,7 +11,7 @@
 // Param $column: name of the column, e.g. email
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: only edges first seen at or before this time; null for now
-// Returns: namespace, dataset, column, level, label, distance, steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen), lastFlowed
+// Returns: namespace, dataset, column, level, label, distance (symlink hops not counted), steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen, alias), lastFlowed
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -31,10 +31,10 @@ CALL (src, level) {
            WHEN e.type = 'DIRECT' AND e.subtype = 'IDENTITY' THEN 5
            WHEN e.type = 'UNKNOWN' OR e.subtype = 'UNKNOWN' THEN 4
            ELSE 3 END >= level]-()){1,50}(n)
-  WHERE n <> src AND length(p) <= $depth
+  WHERE n <> src AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
   RETURN n, p
 }
-WITH n, level, p ORDER BY level DESC, length(p)
+WITH n, level, p ORDER BY level DESC, size([r IN relationships(p) WHERE r.alias IS NULL])
 WITH n, collect({level: level, p: p})[0] AS best
 WITH n, best.level AS level, best.p AS p
 // an edge stamped with its job's current lineage was last seen, in that lineage's latest run, when
@@ -49,13 +49,13 @@ WITH n, level, p, [h IN hops | {e: h.e,
             THEN h.job.lineageRunId ELSE h.e.runId END}] AS hops
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
        ['influence', 'aggregated', 'masked', 'transformed', 'unknown', 'raw'][level] AS label,
-       length(p) AS distance,
+       size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [h IN hops | {
           from: endNode(h.e).namespace + ':' + endNode(h.e).dataset + '.' + endNode(h.e).name,
           to: startNode(h.e).namespace + ':' + startNode(h.e).dataset + '.' + startNode(h.e).name,
           jobNamespace: h.e.jobNamespace, job: h.e.jobName, run: h.run, type: h.e.type,
           subtype: h.e.subtype, masking: h.e.masking, description: h.e.description,
-          lastSeen: h.lastSeen}] AS steps,
+          lastSeen: h.lastSeen, alias: coalesce(h.e.alias, false)}] AS steps,
        reduce(m = null, h IN hops |
               CASE WHEN m IS NULL OR h.lastSeen < m THEN h.lastSeen ELSE m END) AS lastFlowed
 ORDER BY level DESC, distance, namespace, dataset, column

@@ -2,7 +2,8 @@ import uuid
 from typing import Any
 
 from ingest.combine import combine
-from ingest.transform import Rows, transform
+from ingest.rows import Rows
+from ingest.transform import transform
 from ingest.validate import ValidEvent, validate
 from tests.helpers import dataset, run_event
 
