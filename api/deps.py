@@ -96,7 +96,8 @@ READ = Depends(require("read"))
 
 
 def as_of(value: Annotated[str | None, Query(
-        alias="asOf", description="ISO time: only lineage seen by then.")] = None) -> datetime | None:
+        alias="asOf", description="ISO time: the lineage current then (first seen by then, not yet "
+                                  "retired).")] = None) -> datetime | None:
     if value is None:
         return None
     try:
@@ -112,6 +113,9 @@ def page_limit(request: Request, limit: Annotated[int, Query(
 
 G = Annotated[Graph, Depends(graph)]
 AsOf = Annotated[datetime | None, Depends(as_of)]
+Retired = Annotated[bool, Query(alias="includeRetired", description=(
+    "Also walk retired lineage (edges the job's latest completed run no longer states), marked "
+    "RETIRED with their last run."))]
 Limit = Annotated[int, Depends(page_limit)]
 Depth = Annotated[int | None, Query(ge=1, description="Hops to follow; default 20, clamped to 50.")]
 Ns = Annotated[str, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]

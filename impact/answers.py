@@ -75,9 +75,20 @@ def dataset_step(r: dict[str, Any], beyond: dict[str, int] | None = None) -> Imp
     """A dataset reached by a walk (a row of ``impact/downstream_datasets`` or upstream)."""
     key = f"{r['namespace']}:{r['name']}"
     return Impacted(r.get("kind") or "dataset", r["namespace"], r["name"], r["distance"],
-                    tuple(r["path"]), r["job"], _how(r),
+                    tuple(r["path"]), r["job"], _how(r) + retired_note(r.get("retired")),
                     native_time(r["lastSeen"]), tuple(r["owners"]),
                     beyond.get(key) if beyond is not None else None)
+
+
+def retired_note(retired: dict[str, Any] | None) -> str:
+    """How an answer marks a step over retired lineage (asked for with include_retired)."""
+    if not retired:
+        return ""
+    when = native_time(retired.get("retiredAt"))
+    last = retired.get("lastRunId")
+    return (f" [RETIRED: job {retired['job']} no longer states it"
+            + (f" since {when:%Y-%m-%d %H:%M}" if when else "")
+            + (f"; last run {last}" if last else "") + "]")
 
 
 def _how(r: dict[str, Any]) -> str:
@@ -113,7 +124,8 @@ def column_step(r: dict[str, Any]) -> Impacted:
     also = f"; also {'; '.join(dict.fromkeys(others))}" if others else ""
     return Impacted("column", r["namespace"], f"{r['dataset']}.{r['column']}", r["distance"],
                     tuple(r["path"]), r["job"],
-                    f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}{also}",
+                    f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}{also}"
+                    + retired_note(r.get("retired")),
                     native_time(r["lastSeen"]))
 
 

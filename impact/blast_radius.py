@@ -29,12 +29,13 @@ from impact.flow import criticality, flow_graph
 
 
 def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
-                         as_of: datetime | None = None) -> BlastRadius:
+                         as_of: datetime | None = None, include_retired: bool = False
+                         ) -> BlastRadius:
     """Datasets derived from ``namespace:name`` and the jobs that read the source or them."""
     require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_datasets", namespace=namespace, name=name, depth=depth,
-                      asOf=as_of)
+                      asOf=as_of, includeRetired=include_retired)
     flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
     beyond = criticality(flow, flow.nodes)
     found = [dataset_step(r, beyond) for r in rows]
@@ -44,7 +45,8 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     distance = {f"{i.namespace}:{i.name}": i for i in found if i.kind == "dataset"}
     walked = {(i.namespace, i.name) for i in found if i.kind == "job"}
     jobs = [_reader(r, distance, f"{namespace}:{name}")
-            for r in graph.read("impact/readers", datasets=reached)
+            for r in graph.read("impact/readers", datasets=reached,
+                                includeRetired=include_retired)
             if (r["namespace"], r["name"]) not in walked]
     kept, aliases = fold_aliases(found, alias, f"{namespace}:{name}")
     impacted = tuple(kept + jobs)
@@ -53,11 +55,12 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
 
 
 def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
-                     as_of: datetime | None = None) -> BlastRadius:
+                     as_of: datetime | None = None, include_retired: bool = False) -> BlastRadius:
     """What a job feeds: the datasets it writes (distance 1) and those its child jobs write (a DAG's
     tasks, an application's queries: distance 2, through the child), everything derived from
     them, and the jobs reading any of those."""
-    row = graph.read("impact/job_outputs", namespace=namespace, name=name)[0]
+    row = graph.read("impact/job_outputs", namespace=namespace, name=name,
+                     includeRetired=include_retired)[0]
     if not row["found"]:
         raise NotFound("job", f"{namespace}:{name}", name)
     depth = clamp_depth(depth)
@@ -71,7 +74,7 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
 
     # a job of a hand-off (lineage facets) is a node of lineage: what it feeds directly
     for r in graph.read("impact/downstream_of_job", namespace=namespace, name=name, depth=depth,
-                        asOf=as_of):
+                        asOf=as_of, includeRetired=include_retired):
         if r["basis"] != "alias":
             keep(dataset_step(r))
     for out in row["outputs"]:
@@ -86,7 +89,7 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
                       None))
         if depth > len(start):
             sub = dataset_blast_radius(graph, out["namespace"], out["name"], depth - len(start),
-                                       as_of)
+                                       as_of, include_retired)
             for i in sub.impacted:
                 if not (i.kind == "job" and f"{i.namespace}:{i.name}" in (me, via)):
                     keep(replace(i, distance=i.distance + len(start), path=(*start, *i.path)))
@@ -95,12 +98,13 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
 
 
 def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
-                        depth: int | None = None, as_of: datetime | None = None) -> BlastRadius:
+                        depth: int | None = None, as_of: datetime | None = None,
+                        include_retired: bool = False) -> BlastRadius:
     """Columns derived from ``namespace:dataset.column``, at column-level precision."""
     require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_columns", namespace=namespace, dataset=dataset,
-                      column=column, depth=depth, asOf=as_of)
+                      column=column, depth=depth, asOf=as_of, includeRetired=include_retired)
     kept, aliases = fold_aliases([column_step(r) for r in rows], [r["alias"] for r in rows],
                                  f"{dataset}.{column}")
     impacted = tuple(kept)

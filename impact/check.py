@@ -87,14 +87,25 @@ def widens(old: str | None, new: str | None) -> bool:
     return bool(vo and (n in ("text", "string", "varchar") or (vn and int(vn[1]) >= int(vo[1]))))
 
 
+@dataclass(frozen=True)
+class _View:
+    """Which lineage a check reads: current (or current at ``as_of``), or with retired edges."""
+
+    as_of: datetime | None
+    include_retired: bool
+
+
 def check(graph: Graph, changes: list[Change], *, depth: int = 20, as_of: datetime | None = None,
-          stale_days: int = 30, exclude_stale: bool = False, now: datetime | None = None) -> Report:
-    """Classify every change against its real downstream consumers."""
+          stale_days: int = 30, exclude_stale: bool = False, now: datetime | None = None,
+          include_retired: bool = False) -> Report:
+    """Classify every change against its real downstream consumers (over current lineage, or
+    the lineage current at ``as_of``; ``include_retired`` adds edges no longer stated)."""
     cutoff = (as_of or now or datetime.now(UTC)) - timedelta(days=stale_days)
+    view = _View(as_of, include_retired)
     findings: list[Finding] = []
     for change in changes:
         try:
-            findings += _classify(graph, change, depth, as_of, cutoff)
+            findings += _classify(graph, change, depth, view, cutoff)
         except NotFound as e:
             raise CheckInputError(f"unknown {e.kind} {e.key}: it is not in the graph") from e
     findings.sort(key=lambda f: (-SEVERITY[f.severity], f.change, len(f.path), f.consumer))
@@ -108,11 +119,12 @@ def _stale(last: datetime | None, cutoff: datetime) -> bool:
     return last is None or last < cutoff
 
 
-def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
+def _classify(graph: Graph, change: Change, depth: int, view: _View,
               cutoff: datetime) -> list[Finding]:
     what = change.describe()
     if change.op in ("drop_dataset", "rename_dataset"):
-        radius = dataset_blast_radius(graph, change.namespace, change.dataset, depth, as_of)
+        radius = dataset_blast_radius(graph, change.namespace, change.dataset, depth, view.as_of,
+                                      view.include_retired)
         out = [Finding("BREAKING", what, i.kind, f"{i.namespace}:{i.name}", i.path, i.why, i.job,
                        i.owners, i.last_seen, _stale(i.last_seen, cutoff),
                        "reads it" if i.kind == "job" else "derived from it")
@@ -122,7 +134,7 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
         require_dataset(graph, change.namespace, change.dataset)
         return [_safe(what, f"{change.namespace}:{change.dataset}.{change.column}", "an added column")]
     if change.op == "remove_input":
-        return _removed_input(graph, change, what, depth, as_of, cutoff)
+        return _removed_input(graph, change, what, depth, view, cutoff)
     # drop, rename or retype a column
     require_column(graph, change.namespace, change.dataset, str(change.column))
     if change.op == "retype_column":
@@ -132,10 +144,11 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
             return [_safe(what, f"{change.namespace}:{change.dataset}.{change.column}",
                           f"{old} -> {change.to} only widens")]
     keys = [{"namespace": change.namespace, "dataset": change.dataset, "name": change.column}]
-    out = [f for found in _column_findings(graph, keys, what, depth, as_of, cutoff).values()
+    out = [f for found in _column_findings(graph, keys, what, depth, view, cutoff).values()
            for f in found]
     for r in graph.read("check/coarse_consumers", datasets=[{"namespace": change.namespace,
-                                                             "name": change.dataset}], asOf=as_of):
+                                                             "name": change.dataset}],
+                        asOf=view.as_of, includeRetired=view.include_retired):
         last = native_time(r["lastRun"])
         out.append(Finding("RISKY", what, "dataset", f"{r['namespace']}:{r['name']}",
                            (f"{change.namespace}:{change.dataset}", f"{r['namespace']}:{r['name']}"),
@@ -145,10 +158,11 @@ def _classify(graph: Graph, change: Change, depth: int, as_of: datetime | None,
 
 
 def _column_findings(graph: Graph, keys: list[dict[str, Any]], what: str, depth: int,
-                     as_of: datetime | None, cutoff: datetime) -> dict[str, list[Finding]]:
+                     view: _View, cutoff: datetime) -> dict[str, list[Finding]]:
     """The consumers of each of ``keys`` (one query for all), by source ``ns:dataset.column``."""
     out: dict[str, list[Finding]] = {}
-    for r in graph.read("check/column_consumers", columns=keys, depth=depth, asOf=as_of):
+    for r in graph.read("check/column_consumers", columns=keys, depth=depth, asOf=view.as_of,
+                        includeRetired=view.include_retired):
         if r["alias"]:  # another name of the column or of a consumer listed already
             continue
         last = native_time(r["lastRun"])
@@ -165,7 +179,7 @@ def _column_findings(graph: Graph, keys: list[dict[str, Any]], what: str, depth:
     return out
 
 
-def _removed_input(graph: Graph, change: Change, what: str, depth: int, as_of: datetime | None,
+def _removed_input(graph: Graph, change: Change, what: str, depth: int, view: _View,
                    cutoff: datetime) -> list[Finding]:
     current = {(r["namespace"], r["name"]) for r in graph.read(
         "check/job_reads", namespace=change.job_namespace, name=change.job)}
@@ -176,7 +190,7 @@ def _removed_input(graph: Graph, change: Change, what: str, depth: int, as_of: d
                       namespace=change.namespace, name=change.dataset)
     keys = [dict(k) for k in {tuple(sorted({"namespace": r["namespace"], "dataset": r["dataset"],
                                             "name": r["column"]}.items())) for r in rows}]
-    downstream = _column_findings(graph, keys, what, depth, as_of, cutoff) if keys else {}
+    downstream = _column_findings(graph, keys, what, depth, view, cutoff) if keys else {}
     out: list[Finding] = []
     for r in rows:
         direct = r["type"] == "DIRECT"

@@ -109,13 +109,14 @@ def _escaped_id(graph: Graph, node_id: str, kind: str, rest: str) -> NodeId:
     return NodeId(kind, parts[0], parts[1], candidate["column"])
 
 
-def lineage(graph: Graph, node_id: str, depth: int | None = None) -> dict[str, Any]:
+def lineage(graph: Graph, node_id: str, depth: int | None = None,
+            include_retired: bool = False) -> dict[str, Any]:
     """Marquez's ``/api/v1/lineage`` answer for ``node_id``."""
     node = parse_node_id(graph, node_id)
     if node.kind == "datasetField":
         raise BadNodeId("use /api/v1/column-lineage for a datasetField node")
     rows = graph.read("lineage/graph", nodeType=node.kind.upper(), namespace=node.namespace,
-                      name=node.name, depth=clamp_depth(depth))
+                      name=node.name, depth=clamp_depth(depth), includeRetired=include_retired)
     ids = {f"{r['kind'].lower()}:{r['namespace']}:{r['name']}" for r in rows}
     graph_nodes = []
     for r in rows:
@@ -131,7 +132,7 @@ def lineage(graph: Graph, node_id: str, depth: int | None = None) -> dict[str, A
 
 
 def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
-                   with_downstream: bool = False) -> dict[str, Any]:
+                   with_downstream: bool = False, include_retired: bool = False) -> dict[str, Any]:
     """Marquez's ``/api/v1/column-lineage`` answer for a datasetField or dataset node id."""
     node = parse_node_id(graph, node_id)
     if node.kind == "job":
@@ -141,7 +142,8 @@ def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
     else:
         starts = graph.read("lookup/dataset_columns", namespace=node.namespace, name=node.name)
     rows = graph.read("lineage/columns", columns=starts, depth=clamp_depth(depth),
-                      withDownstream=with_downstream) if starts else []
+                      withDownstream=with_downstream, includeRetired=include_retired
+                      ) if starts else []
 
     def fid(ns: str, ds: str, f: str) -> str:
         return f"datasetField:{ns}:{ds}:{f}"

@@ -97,7 +97,9 @@ def root_cause_run(graph: Graph, run_id: str, depth: int | None = None,
 def _rank(graph: Graph, target: str, starts: list[dict[str, str]], depth: int,
           as_of: datetime | None, recent: timedelta, found: list[Candidate],
           offset: int = 0) -> RootCause:
-    rows = graph.read("impact/root_cause", datasets=starts, depth=depth, asOf=as_of) if starts else []
+    # over the lineage current at the reference time (retired inputs are no cause)
+    rows = graph.read("impact/root_cause", datasets=starts, depth=depth, asOf=as_of,
+                      includeRetired=False) if starts else []
     start_keys = {f"{s['namespace']}:{s['name']}" for s in starts}
     start_rows = [r for r in rows if r["distance"] == 0]
     reference = as_of or max((t for r in start_rows for x in r["latestRuns"]

@@ -20,12 +20,12 @@ from impact.answers import (
 
 
 def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None = None,
-                     as_of: datetime | None = None) -> BlastRadius:
+                     as_of: datetime | None = None, include_retired: bool = False) -> BlastRadius:
     """Datasets that ``namespace:name`` derives from, each at its shortest distance."""
     require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
     rows = graph.read("impact/upstream_datasets", namespace=namespace, name=name, depth=depth,
-                      asOf=as_of)
+                      asOf=as_of, includeRetired=include_retired)
     kept, aliases = fold_aliases([dataset_step(r) for r in rows],
                                  [r["basis"] == "alias" for r in rows], f"{namespace}:{name}")
     found = tuple(kept)
@@ -34,7 +34,8 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
 
 
 def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
-                    depth: int | None = None, as_of: datetime | None = None) -> BlastRadius:
+                    depth: int | None = None, as_of: datetime | None = None,
+                    include_retired: bool = False) -> BlastRadius:
     """Columns whose data ``namespace:dataset.column`` comes from."""
     require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
@@ -48,7 +49,7 @@ def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
         for r in graph.read("impact/produced_by", namespace=namespace, dataset=dataset,
                             column=column))
     rows = graph.read("impact/upstream_columns", namespace=namespace, dataset=dataset,
-                      column=column, depth=depth, asOf=as_of)
+                      column=column, depth=depth, asOf=as_of, includeRetired=include_retired)
     kept, aliases = fold_aliases([column_step(r) for r in rows], [r["alias"] for r in rows],
                                  f"{dataset}.{column}")
     found = made + tuple(kept)

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.db import Graph
-from impact.answers import clamp_depth, native_time, require_column
+from impact.answers import clamp_depth, native_time, require_column, retired_note
 
 LABELS = ("raw", "unknown", "transformed", "masked", "aggregated", "influence")
 """Most exposing first; the Cypher query's levels 5..0."""
@@ -77,12 +77,13 @@ class WhereReport:
 
 
 def where(graph: Graph, namespace: str, dataset: str, column: str,
-                      depth: int | None = None, as_of: datetime | None = None) -> WhereReport:
+                      depth: int | None = None, as_of: datetime | None = None,
+                      include_retired: bool = False) -> WhereReport:
     """Every column the data of ``namespace:dataset.column`` reaches, raw reaches first."""
     require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     rows = graph.read("impact/where", namespace=namespace, dataset=dataset, column=column,
-                      depth=depth, asOf=as_of)
+                      depth=depth, asOf=as_of, includeRetired=include_retired)
     # a column reached by a symlink hop last is another name of one listed already
     return WhereReport(f"{namespace}:{dataset}.{column}", depth, tuple(
         _reach(r) for r in rows if not (r["steps"] and r["steps"][-1]["alias"])))
@@ -91,7 +92,8 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
 def _reach(r: dict[str, Any]) -> Reach:
     steps = tuple(Step(s["from"], s["to"], s["job"], s["run"], s["type"], s["subtype"],
                        s["masking"] is True, s["description"], native_time(s["lastSeen"]),
-                       basis(s["type"], s["subtype"], s["masking"] is True))
+                       basis(s["type"], s["subtype"], s["masking"] is True)
+                       + retired_note(s.get("retired")))
                   for s in r["steps"])
     return Reach(r["namespace"], r["dataset"], r["column"], r["label"], r["distance"], steps,
                  native_time(r["lastFlowed"]))

@@ -70,8 +70,12 @@ class _Edges:
         target = (ns, name)
         self.targets.add(target_key(DATASET, ns, name))
         if self.own is not None:
-            self.rows.job_writes.append({"namespace": ns, "name": name, "time": self.base["time"],
-                                         "jobNamespace": self.own[0], "jobName": self.own[1]})
+            io = {"namespace": ns, "name": name, "time": self.base["time"]}
+            self.rows.job_writes.append({**io, "jobNamespace": self.own[0],
+                                         "jobName": self.own[1]})
+            if self.base["runId"] is not None:
+                self.rows.writes.append({**io, "runId": self.base["runId"], "version": None,
+                                         "rowCount": None, "bytes": None})
         for inp in entry.get("inputs") or []:
             if _kind(inp) == JOB:
                 source = _job_ref(inp)  # the event's own job: already implied by the event

@@ -172,6 +172,11 @@ class Plan:
             keys = [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]
             plan.append(("ingest/coarse_edges", {"jobs": keys}))
             plan.append(("ingest/boundaries", {"jobs": keys}))
+        # last: which of the jobs' edges their latest completed runs still state
+        jobs |= {(r["jobNamespace"], r["jobName"]) for r in self.rows.runs}
+        if jobs:
+            plan.append(("ingest/retire", {"jobs": [{"namespace": ns, "name": name}
+                                                    for ns, name in sorted(jobs)]}))
         return plan
 
 

@@ -74,9 +74,11 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
         for e in rows.dataset_edges:
             if (e["inNamespace"], e["inName"]) not in inputs:
                 inputs.add((e["inNamespace"], e["inName"]))
-                rows.job_reads.append({"namespace": e["inNamespace"], "name": e["inName"],
-                                       "time": t, "jobNamespace": job_ref[0],
-                                       "jobName": job_ref[1]})
+                io = {"namespace": e["inNamespace"], "name": e["inName"], "time": t}
+                rows.job_reads.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
+                if event.run_id is not None:  # and by the run (its lineage is the run's)
+                    rows.reads.append({**io, "runId": event.run_id, "version": None,
+                                       "rowCount": None, "bytes": None})
     # a job's declared lineage (JobEvent) is written edge by edge, never as a version: a new
     # declaration replaces the old (ingest/declarations)
     edges = [e for e in rows.column_edges if e.get("declared") is None]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, fail, reading_graph, when
+from api.cli.common import AsOf, Depth, Retired, fail, reading_graph, when
 from graph.errors import LineageError
 from graph.settings import get_settings
 
@@ -30,6 +30,7 @@ def check_cmd(
                                               "or never.")] = "breaking",
     fmt: Annotated[str, typer.Option("--format", help="text, markdown (for a PR comment) or json.")] = "text",
     as_of: AsOf = None,
+    retired: Retired = False,
     depth: Depth = None,
     stale_days: Annotated[int, typer.Option(min=0, max=36_500, help="A consumer whose job has not run "
                                                                    "for this many days is stale.")] = 30,
@@ -55,7 +56,7 @@ def check_cmd(
 
     def ask(graph: Graph) -> Any:
         return check(graph, parse_change(doc, graph), depth=clamp_depth(depth), as_of=moment,
-                     stale_days=stale_days, exclude_stale=exclude_stale)
+                     stale_days=stale_days, exclude_stale=exclude_stale, include_retired=retired)
 
     try:
         with reading_graph(get_settings()) as graph:

@@ -31,10 +31,14 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 DEPTH = typer.Option(help="Maximum DERIVED_FROM hops (default 20, at most 50).")
-AS_OF = typer.Option("--as-of", help="Only lineage first seen at or before this ISO time.")
+AS_OF = typer.Option("--as-of", help="The lineage current at this ISO time (first seen by then, "
+                                      "not yet retired).")
+RETIRED = typer.Option("--include-retired", help="Also walk retired lineage (edges the job's latest "
+                                                 "completed run no longer states), marked RETIRED.")
 JSON = typer.Option("--json", help="Machine-readable output.")
 Depth = Annotated[int | None, DEPTH]
 AsOf = Annotated[str | None, AS_OF]
+Retired = Annotated[bool, RETIRED]
 AsJson = Annotated[bool, JSON]
 DatasetNs = Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")]
 DatasetName = Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")]

@@ -24,6 +24,7 @@ from api.cli.common import (
     Format,
     JobName,
     JobNs,
+    Retired,
     question,
     when,
 )
@@ -45,13 +46,14 @@ def impact_dataset(
     name: DatasetName,
     depth: Depth = None,
     as_of: AsOf = None,
+    retired: Retired = False,
     as_json: AsJson = False,
     fmt: Format = "table",
 ) -> None:
     """Every dataset derived from a dataset, and every job that reads them."""
     from impact.blast_radius import dataset_blast_radius
 
-    show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t), as_of,
+    show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -61,13 +63,14 @@ def impact_job(
     name: JobName,
     depth: Depth = None,
     as_of: AsOf = None,
+    retired: Retired = False,
     as_json: AsJson = False,
     fmt: Format = "table",
 ) -> None:
     """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
     from impact.blast_radius import job_blast_radius
 
-    show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t), as_of,
+    show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -78,13 +81,14 @@ def impact_column(
     column: ColumnName,
     depth: Depth = None,
     as_of: AsOf = None,
+    retired: Retired = False,
     as_json: AsJson = False,
     fmt: Format = "table",
 ) -> None:
     """Every column derived from a column, with the transformation of each step."""
     from impact.blast_radius import column_blast_radius
 
-    show_impact(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t),
+    show_impact(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t, retired),
                 as_of, "json" if as_json else fmt)
 
 
@@ -99,13 +103,14 @@ def upstream_dataset_cmd(
     name: DatasetName,
     depth: Depth = None,
     as_of: AsOf = None,
+    retired: Retired = False,
     as_json: AsJson = False,
     fmt: Format = "table",
 ) -> None:
     """Every dataset a dataset derives from, nearest first."""
     from impact.upstream import dataset_upstream
 
-    show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t), as_of,
+    show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -116,13 +121,14 @@ def upstream_column_cmd(
     column: ColumnName,
     depth: Depth = None,
     as_of: AsOf = None,
+    retired: Retired = False,
     as_json: AsJson = False,
     fmt: Format = "table",
 ) -> None:
     """Every column whose data a column comes from, with each step's transformation."""
     from impact.upstream import column_upstream
 
-    show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t), as_of,
+    show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -262,6 +268,7 @@ def where_cmd(
     column: ColumnName,
     depth: Depth = None,
     as_of: AsOf = None,
+    retired: Retired = False,
     as_json: AsJson = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
     fmt: Format = "table",
@@ -272,7 +279,7 @@ def where_cmd(
     from impact.where import where
 
     moment = when(as_of)
-    report = question(lambda g: where(g, namespace, dataset, column, depth, moment))
+    report = question(lambda g: where(g, namespace, dataset, column, depth, moment, retired))
     if csv_out:
         sys.stdout.write(where_csv(report))
         return

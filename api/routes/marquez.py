@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from api import errors
-from api.deps import READ, Depth, G
+from api.deps import READ, Depth, G, Retired
 from api.errors import RESPONSES, BadParam
 from impact import marquez_lineage as lg
 
@@ -29,8 +29,9 @@ def _answer(ask: Callable[[], Any]) -> Any:
 @router.get("/api/v1/lineage", summary="Marquez-compatible lineage graph around a dataset or job")
 def lineage(graph: G, node_id: Annotated[str, Query(
         alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
-        description="dataset:NAMESPACE:NAME or job:NAMESPACE:NAME")], depth: Depth = None) -> Any:
-    return _answer(lambda: lg.lineage(graph, node_id, depth))
+        description="dataset:NAMESPACE:NAME or job:NAMESPACE:NAME")], depth: Depth = None,
+            retired: Retired = False) -> Any:
+    return _answer(lambda: lg.lineage(graph, node_id, depth, retired))
 
 
 @router.get("/api/v1/column-lineage",
@@ -39,5 +40,6 @@ def column_lineage(graph: G, node_id: Annotated[str, Query(
         alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
         description="datasetField:NAMESPACE:DATASET:FIELD or dataset:NAMESPACE:NAME")],
                    depth: Depth = None,
-                   with_downstream: Annotated[bool, Query(alias="withDownstream")] = False) -> Any:
-    return _answer(lambda: lg.column_lineage(graph, node_id, depth, with_downstream))
+                   with_downstream: Annotated[bool, Query(alias="withDownstream")] = False,
+                   retired: Retired = False) -> Any:
+    return _answer(lambda: lg.column_lineage(graph, node_id, depth, with_downstream, retired))

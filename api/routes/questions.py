@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import PlainTextResponse
 
-from api.deps import READ, AsOf, Depth, G, Name, Ns
+from api.deps import READ, AsOf, Depth, G, Name, Ns, Retired
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
 from api.reports import where_csv
@@ -25,31 +25,35 @@ router = APIRouter(tags=["questions"], dependencies=[READ], responses=RESPONSES)
 
 @router.get("/api/v1/impact/dataset",
             summary="Blast radius of a dataset: derived datasets and the jobs reading them")
-def impact_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
-    return to_json(br.dataset_blast_radius(graph, namespace, name, depth, as_of))
+def impact_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None,
+                   retired: Retired = False) -> Any:
+    return to_json(br.dataset_blast_radius(graph, namespace, name, depth, as_of, retired))
 
 
 @router.get("/api/v1/impact/job",
             summary="Blast radius of a job: its outputs, what derives from them, who reads them")
-def impact_job(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
-    return to_json(br.job_blast_radius(graph, namespace, name, depth, as_of))
+def impact_job(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None,
+               retired: Retired = False) -> Any:
+    return to_json(br.job_blast_radius(graph, namespace, name, depth, as_of, retired))
 
 
 @router.get("/api/v1/impact/column", summary="Blast radius of a column, with each step's transformation")
 def impact_column(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf,
-                  depth: Depth = None) -> Any:
-    return to_json(br.column_blast_radius(graph, namespace, dataset, column, depth, as_of))
+                  depth: Depth = None, retired: Retired = False) -> Any:
+    return to_json(br.column_blast_radius(graph, namespace, dataset, column, depth, as_of, retired))
 
 
 @router.get("/api/v1/upstream/dataset", summary="Upstream lineage of a dataset")
-def upstream_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
-    return to_json(upstream.dataset_upstream(graph, namespace, name, depth, as_of))
+def upstream_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None,
+                     retired: Retired = False) -> Any:
+    return to_json(upstream.dataset_upstream(graph, namespace, name, depth, as_of, retired))
 
 
 @router.get("/api/v1/upstream/column", summary="Upstream lineage of a column")
 def upstream_column(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf,
-                    depth: Depth = None) -> Any:
-    return to_json(upstream.column_upstream(graph, namespace, dataset, column, depth, as_of))
+                    depth: Depth = None, retired: Retired = False) -> Any:
+    return to_json(upstream.column_upstream(graph, namespace, dataset, column, depth, as_of,
+                                            retired))
 
 
 @router.get("/api/v1/root-cause/dataset", summary="Ranked root-cause candidates for a wrong dataset")
@@ -68,8 +72,8 @@ def root_cause_run(graph: G, run_id: str, as_of: AsOf, depth: Depth = None) -> A
                     "aggregated / influence; JSON or CSV",
             responses={200: {"content": {"text/csv": {}}}})
 def where(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf, depth: Depth = None,
-          format: Literal["json", "csv"] = "json") -> Any:
-    report = where_q.where(graph, namespace, dataset, column, depth, as_of)
+          format: Literal["json", "csv"] = "json", retired: Retired = False) -> Any:
+    report = where_q.where(graph, namespace, dataset, column, depth, as_of, retired)
     if format == "csv":
         return PlainTextResponse(where_csv(report), media_type="text/csv")
     return to_json({**dataclasses.asdict(report), "counts": report.counts()})
@@ -88,11 +92,12 @@ def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
                     "event, {namespace, dataset, columns}, or {job, namespace, sql}")],
                  as_of: AsOf, depth: Depth = None,
                  stale_days: Annotated[int, Query(ge=0, le=36_500)] = 30,
-                 exclude_stale: bool = False) -> Any:
+                 exclude_stale: bool = False, retired: Retired = False) -> Any:
     try:
         changes = parse_change(body, graph)
         report = check_mod.check(graph, changes, depth=clamp_depth(depth), as_of=as_of,
-                                 stale_days=stale_days, exclude_stale=exclude_stale)
+                                 stale_days=stale_days, exclude_stale=exclude_stale,
+                                 include_retired=retired)
     except CheckInputError as e:
         raise BadParam("body", str(e), where="body") from e
     return to_json(report)

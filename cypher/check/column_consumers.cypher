@@ -5,11 +5,13 @@
 // and the owners of the consumer's dataset.
 // Param $columns: list of {namespace, dataset, name}: the changed columns
 // Param $depth: maximum number of hops (1 to 50)
-// Param $asOf: only edges first seen at or before this time; null for now
+// Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
+// Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
 // Returns: source, namespace, dataset, column, direct, distance (symlink hops not counted), path, steps (type, subtype, job), job, lastRun, owners, alias (another name of the previous column: a symlink)
 // :param columns => [{namespace: 'postgres://warehouse:5432', dataset: 'raw.users', name: 'email'}]
 // :param depth => 20
 // :param asOf => null
+// :param includeRetired => false
 // expand each walk from its start (a young graph's statistics made the planner pair the start
 // with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
 CYPHER statefulShortestPlanningMode=all_if_possible
@@ -18,7 +20,7 @@ MATCH (src:Column {namespace: key.namespace, dataset: key.dataset, name: key.nam
 USING INDEX SEEK src:Column(namespace, dataset, name)
 UNWIND [1, 0] AS direct
 CALL (src, direct) {
-  MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf)
+  MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN e.retired IS NULL ELSE coalesce(e.retiredAt > $asOf, true) END)
                                   AND (direct = 0 OR e.type = 'DIRECT')]-()){1,50}(n)
   WHERE n <> src AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
   RETURN n, p

@@ -8,10 +8,12 @@
 // Param $datasets: list of {namespace, name} to start from (the broken ones)
 // Param $depth: maximum number of DERIVED_FROM hops upstream (1 to 50)
 // Param $asOf: only lineage and runs seen at or before this time; null for now
+// Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
 // Returns: namespace, name, distance, path, producers, latestRuns, successes, reads, failedAssertions, added, dropped, sources
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'dashboards.revenue'}]
 // :param depth => 20
 // :param asOf => null
+// :param includeRetired => false
 // expand each walk from its start (a young graph's statistics made the planner pair the start
 // with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
 CYPHER statefulShortestPlanningMode=all_if_possible
@@ -21,7 +23,7 @@ USING INDEX SEEK dst:Dataset(namespace, name)
 CALL (dst) {
   RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path
   UNION
-  MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE $asOf IS NULL OR e.firstSeen <= $asOf]->()){1,50}(n)
+  MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN e.retired IS NULL ELSE coalesce(e.retiredAt > $asOf, true) END)]->()){1,50}(n)
   WHERE n <> dst AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
   RETURN n, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path
 }
@@ -71,6 +73,6 @@ CALL (n) {
          [c IN cols WHERE c.last < last | {column: c.name, lastSeen: c.last, time: last}] AS dropped
 }
 RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes, reads,
-       [(n)-[s:DERIVED_FROM WHERE $asOf IS NULL OR s.firstSeen <= $asOf]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,
+       [(n)-[s:DERIVED_FROM WHERE ($asOf IS NULL OR s.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN s.retired IS NULL ELSE coalesce(s.retiredAt > $asOf, true) END)]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,
        coalesce(n.failedAssertions, []) AS failedAssertions, added, dropped
 ORDER BY distance, namespace, name

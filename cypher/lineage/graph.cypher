@@ -6,11 +6,13 @@
 // Param $namespace: namespace of the node
 // Param $name: name of the node
 // Param $depth: maximum number of jobs between the node and any node returned (1 to 50)
+// Param $includeRetired: true to include READS and WRITES the job's latest completed run no longer states (Marquez shows the current version only)
 // Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to
 // :param nodeType => 'DATASET'
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
 // :param depth => 20
+// :param includeRetired => false
 // expand each walk from its start (a young graph's statistics made the planner pair the start
 // with every node instead: 1.3 s instead of 3 ms on 1,000 datasets)
 CYPHER statefulShortestPlanningMode=all_if_possible
@@ -22,14 +24,14 @@ CALL () {
   MATCH (s:Job {namespace: $namespace, name: $name})
   USING INDEX SEEK s:Job(namespace, name) WHERE $nodeType = 'JOB'
   // a parent job (an Airflow DAG, a Spark application) through its child jobs' reads and writes
-  RETURN s, COLLECT { MATCH (s)-[:WRITES]->(d:Dataset) RETURN d
+  RETURN s, COLLECT { MATCH (s)-[x:WRITES]->(d:Dataset) WHERE $includeRetired OR x.retired IS NULL RETURN d
                       UNION
-                      MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[:WRITES]->(d:Dataset)
-                      RETURN d } AS outs,
-         COLLECT { MATCH (s)-[:READS]->(d:Dataset) RETURN d
+                      MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[x:WRITES]->(d:Dataset)
+                      WHERE $includeRetired OR x.retired IS NULL RETURN d } AS outs,
+         COLLECT { MATCH (s)-[x:READS]->(d:Dataset) WHERE $includeRetired OR x.retired IS NULL RETURN d
                    UNION
-                   MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[:READS]->(d:Dataset)
-                   RETURN d } AS ins, 1 AS base
+                   MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[x:READS]->(d:Dataset)
+                   WHERE $includeRetired OR x.retired IS NULL RETURN d } AS ins, 1 AS base
 }
 // datasets downstream (read by a job that writes the next), with how many jobs lie on the way
 CALL (outs, base) {
@@ -37,7 +39,8 @@ CALL (outs, base) {
   RETURN d, base AS hops
   UNION
   UNWIND outs AS o
-  MATCH p = ANY SHORTEST (o)((:Dataset)<-[:READS]-(:Job)-[:WRITES]->(:Dataset)){1,50}(d)
+  MATCH p = ANY SHORTEST (o)((:Dataset)<-[r:READS WHERE $includeRetired OR r.retired IS NULL]-(:Job)
+                             -[w:WRITES WHERE $includeRetired OR w.retired IS NULL]->(:Dataset)){1,50}(d)
   WHERE base + length(p) / 2 <= $depth
   RETURN d, base + length(p) / 2 AS hops
 }
@@ -46,7 +49,7 @@ WITH s, ins, base, d, min(hops) AS hops
 CALL (d, hops) {
   RETURN d AS n
   UNION
-  MATCH (j:Job)-[:READS]->(d) WHERE hops < $depth
+  MATCH (j:Job)-[x:READS]->(d) WHERE hops < $depth AND ($includeRetired OR x.retired IS NULL)
   RETURN j AS n
 }
 WITH s, ins, base, collect(n) AS down
@@ -56,7 +59,8 @@ CALL (ins, base) {
   RETURN d, base AS hops
   UNION
   UNWIND ins AS i
-  MATCH p = ANY SHORTEST (i)((:Dataset)<-[:WRITES]-(:Job)-[:READS]->(:Dataset)){1,50}(d)
+  MATCH p = ANY SHORTEST (i)((:Dataset)<-[w:WRITES WHERE $includeRetired OR w.retired IS NULL]-(:Job)
+                             -[r:READS WHERE $includeRetired OR r.retired IS NULL]->(:Dataset)){1,50}(d)
   WHERE base + length(p) / 2 <= $depth
   RETURN d, base + length(p) / 2 AS hops
 }
@@ -64,14 +68,14 @@ WITH s, down, d, min(hops) AS hops
 CALL (d, hops) {
   RETURN d AS n
   UNION
-  MATCH (j:Job)-[:WRITES]->(d) WHERE hops < $depth
+  MATCH (j:Job)-[x:WRITES]->(d) WHERE hops < $depth AND ($includeRetired OR x.retired IS NULL)
   RETURN j AS n
 }
 WITH s, down, collect(n) AS up
 UNWIND [s] + down + up AS n
 WITH DISTINCT n
 CALL (n) {
-  OPTIONAL MATCH (n)-[r:READS|WRITES]-(m)
+  OPTIONAL MATCH (n)-[r:READS|WRITES]-(m) WHERE $includeRetired OR r.retired IS NULL
   RETURN collect(CASE WHEN type(r) = 'READS' AND startNode(r) = n OR type(r) = 'WRITES' AND endNode(r) = n
                       THEN {namespace: m.namespace, name: m.name} END) AS inputs,
          collect(CASE WHEN type(r) = 'WRITES' AND startNode(r) = n OR type(r) = 'READS' AND endNode(r) = n

@@ -178,7 +178,12 @@ class WebDriver:
         self._call("POST", f"{self.session}/element/{self.element(css)}/value", {"text": text})
 
     def click(self, css: str) -> None:
-        self._call("POST", f"{self.session}/element/{self.element(css)}/click", {})
+        """Click ``css``, again while the page refuses (an element still covered or re-rendered
+        while Browser starts: WebDriver answers 400 then)."""
+        def attempt() -> bool:
+            self._call("POST", f"{self.session}/element/{self.element(css)}/click", {})
+            return True
+        self._wait(attempt, f"a click on {css}")
 
     def wait_for_text(self, text: str) -> str:
         def page() -> str | None:

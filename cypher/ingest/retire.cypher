@@ -1,0 +1,64 @@
+// Answers: keeps each job's lineage current: an edge of the job (READS, WRITES, and the dataset
+// and column DERIVED_FROM edges a run of it stated or its inputs x outputs implied) is current
+// while the job's latest completed run that reported any dataset still read its input and wrote
+// its output; otherwise it is retired (retired = true, retiredAt: when the first completed run
+// after the last one that produced it ended, lastRunId: that last run, if any). A job with no
+// such run keeps every edge current; failed and aborted runs retire nothing; an edge that comes
+// back is current again. Declared (JobEvent), alias, hand-off and boundary edges never retire.
+// Computed from the job's whole state each time, so the result is the same in any order.
+// Param $jobs: the jobs whose runs or edges changed [{namespace, name}]
+// Returns: nothing
+// :param jobs => [{namespace: 'example', name: 'etl_orders'}]
+UNWIND $jobs AS key
+MATCH (j:Job {namespace: key.namespace, name: key.name})
+USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
+OPTIONAL CALL (j) {
+  MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
+  WHERE EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
+  RETURN r AS latest ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
+}
+WITH j, latest,
+     COLLECT { MATCH (latest)-[:READ]->(d:Dataset) RETURN elementId(d) } AS reads,
+     COLLECT { MATCH (latest)-[:WROTE]->(d:Dataset) RETURN elementId(d) } AS wrote
+// every edge of the job, with its input and output datasets
+CALL (j) {
+  MATCH (j)-[e:READS]->(i:Dataset)
+  RETURN e, i, null AS o
+  UNION
+  MATCH (j)-[e:WRITES]->(o:Dataset)
+  RETURN e, null AS i, o
+  UNION
+  MATCH (j)-[:WRITES]->(o:Dataset)-[e:DERIVED_FROM]->(i:Dataset)
+  WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
+    AND e.alias IS NULL AND e.flow IS NULL AND e.boundary IS NULL AND e.declaredOnly IS NULL
+  RETURN e, i, o
+  UNION
+  MATCH (j)-[:WRITES]->(o:Dataset)-[:HAS_COLUMN]->(:Column)-[e:DERIVED_FROM]->(ic:Column)
+  WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
+    AND e.alias IS NULL AND e.declaredOnly IS NULL
+  MATCH (i:Dataset {namespace: ic.namespace, name: ic.dataset})
+  RETURN e, i, o
+}
+WITH j, latest, e, i, o,
+     latest IS NOT NULL AND ((i IS NOT NULL AND NOT elementId(i) IN reads)
+                             OR (o IS NOT NULL AND NOT elementId(o) IN wrote)) AS gone
+CALL (j, e, gone) {
+  WITH j, e WHERE NOT gone AND e.retired IS NOT NULL
+  REMOVE e.retired, e.retiredAt, e.lastRunId
+}
+CALL (j, e, i, o, gone) {
+  WITH j, e, i, o WHERE gone
+  // the last completed run that produced it, and the first completed run after that one
+  OPTIONAL CALL (j, i, o) {
+    MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
+    WHERE (i IS NULL OR EXISTS { (r)-[:READ]->(i) }) AND (o IS NULL OR EXISTS { (r)-[:WROTE]->(o) })
+    RETURN r AS last ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
+  }
+  OPTIONAL CALL (j, last) {
+    MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
+    WHERE EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
+      AND (last IS NULL OR r.completeTime > last.completeTime)
+    RETURN r.completeTime AS at ORDER BY r.completeTime LIMIT 1
+  }
+  SET e.retired = true, e.retiredAt = at, e.lastRunId = last.runId
+}
