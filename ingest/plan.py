@@ -173,10 +173,13 @@ class Plan:
             plan.append(("ingest/coarse_edges", {"jobs": keys}))
             plan.append(("ingest/boundaries", {"jobs": keys}))
         # last: which of the jobs' edges their latest completed runs still state
-        jobs |= {(r["jobNamespace"], r["jobName"]) for r in self.rows.runs}
-        if jobs:
-            plan.append(("ingest/retire", {"jobs": [{"namespace": ns, "name": name}
-                                                    for ns, name in sorted(jobs)]}))
+        runs: dict[tuple[str, str], list[str]] = {job: [] for job in jobs}
+        for r in self.rows.runs:
+            runs.setdefault((r["jobNamespace"], r["jobName"]), []).append(r["runId"])
+        if runs:
+            plan.append(("ingest/retire", {"jobs": [
+                {"namespace": ns, "name": name, "runs": sorted(ids)}
+                for (ns, name), ids in sorted(runs.items())]}))
         return plan
 
 

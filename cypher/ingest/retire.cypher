@@ -6,18 +6,47 @@
 // such run keeps every edge current; failed and aborted runs retire nothing; an edge that comes
 // back is current again. Declared (JobEvent), alias, hand-off and boundary edges never retire.
 // Computed from the job's whole state each time, so the result is the same in any order.
-// Param $jobs: the jobs whose runs or edges changed [{namespace, name}]
+// The reference run is kept on the job (refRunId): a batch compares it with its own runs of the
+// job, and searches all the job's runs only when the kept one stopped qualifying (a FAIL that
+// came after its COMPLETE); the times and last run of an edge retired before are computed again
+// only when the batch brings a run other than the reference (an older run arriving late).
+// Param $jobs: the jobs whose runs or edges changed, with the batch's runs of each [{namespace, name, runs}]
 // Returns: nothing
-// :param jobs => [{namespace: 'example', name: 'etl_orders'}]
-UNWIND $jobs AS key
-MATCH (j:Job {namespace: key.namespace, name: key.name})
-USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
-OPTIONAL CALL (j) {
+// :param jobs => [{namespace: 'example', name: 'etl_orders', runs: []}]
+// the jobs of the batch, and a job whose reference run now belongs to another job (a run id
+// reported for two jobs: it is OF the job of its latest event)
+CALL () {
+  UNWIND $jobs AS key
+  MATCH (j:Job {namespace: key.namespace, name: key.name})
+  USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
+  RETURN j, key
+  UNION
+  UNWIND $jobs AS given
+  UNWIND given.runs AS id
+  MATCH (j:Job {refRunId: id})
+  WHERE NOT EXISTS { (:Run {runId: id})-[:OF]->(j) }
+  RETURN j, {runs: []} AS key
+}
+OPTIONAL MATCH (kept:Run {runId: j.refRunId})
+WITH key, j, kept, kept IS NOT NULL AND kept.state = 'COMPLETE' AND EXISTS { (kept)-[:OF]->(j) }
+                   AND EXISTS { (kept)-[:READ|WROTE]->(:Dataset) } AS valid
+OPTIONAL CALL (key, j, kept, valid) {
+  WITH key, j, kept WHERE valid
+  UNWIND [kept] + COLLECT { UNWIND key.runs AS id
+                            MATCH (r:Run {runId: id}) WHERE r.state = 'COMPLETE'
+                              AND EXISTS { (r)-[:OF]->(j) } AND EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
+                            RETURN r } AS r
+  RETURN r AS latest ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
+  UNION
+  WITH j, valid WHERE NOT valid
   MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
   WHERE EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
   RETURN r AS latest ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
 }
-WITH j, latest,
+SET j.refRunId = latest.runId
+WITH key, j, latest, valid
+// a run other than the reference, or a reference that moved back: retired edges are computed again
+WITH j, latest, NOT valid OR any(id IN key.runs WHERE id <> latest.runId) AS late,
      COLLECT { MATCH (latest)-[:READ]->(d:Dataset) RETURN elementId(d) } AS reads,
      COLLECT { MATCH (latest)-[:WROTE]->(d:Dataset) RETURN elementId(d) } AS wrote
 // every edge of the job, with its input and output datasets
@@ -39,15 +68,15 @@ CALL (j) {
   MATCH (i:Dataset {namespace: ic.namespace, name: ic.dataset})
   RETURN e, i, o
 }
-WITH j, latest, e, i, o,
+WITH j, latest, late, e, i, o,
      latest IS NOT NULL AND ((i IS NOT NULL AND NOT elementId(i) IN reads)
                              OR (o IS NOT NULL AND NOT elementId(o) IN wrote)) AS gone
 CALL (j, e, gone) {
   WITH j, e WHERE NOT gone AND e.retired IS NOT NULL
   REMOVE e.retired, e.retiredAt, e.lastRunId
 }
-CALL (j, e, i, o, gone) {
-  WITH j, e, i, o WHERE gone
+CALL (j, e, i, o, gone, late) {
+  WITH j, e, i, o WHERE gone AND (e.retired IS NULL OR late)
   // the last completed run that produced it, and the first completed run after that one
   OPTIONAL CALL (j, i, o) {
     MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)

@@ -14,6 +14,7 @@ CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
 CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);
 CREATE INDEX run_state IF NOT EXISTS FOR (r:Run) ON (r.state);
 CREATE INDEX job_handoff IF NOT EXISTS FOR (j:Job) ON (j.handoff);
+CREATE INDEX job_ref_run IF NOT EXISTS FOR (j:Job) ON (j.refRunId);
 // Earlier versions indexed DERIVED_FROM by job: on a young graph the planner then MERGEd each
 // column edge by seeking every edge of its job (quadratic per job). Every query starts from a node.
 DROP INDEX derived_from_job IF EXISTS;
