@@ -154,33 +154,41 @@ class Plan:
                 params = [_wire(r) for r in getattr(self.rows, kind)]
             if params:
                 plan.append((name, {"rows": params}))
-        # a new name or column of a table with several names: make them one identity
-        named = {(r["namespace"], r["dataset"]) for r in self.rows.columns}
-        named |= {(r["namespace"], r["dataset"]) for r in plan_columns(plan)}
-        named |= {(r[ns], r[n]) for r in self.rows.symlinks
-                  for ns, n in (("namespace", "name"), ("aliasNamespace", "aliasName"))}
-        named |= {(r["outNamespace"], r["outDataset"]) for r in self.rows.produced}
-        if named:
-            plan.append(("ingest/aliases", {"datasets": [
-                {"namespace": ns, "name": name} for ns, name in sorted(named)]}))
-        # a new input or output of a job may pair with its others: refresh its coarse edges, and
-        # the edges that link a job of a hand-off to what it reads and writes
-        jobs = {(r["jobNamespace"], r["jobName"]) for r in self.rows.job_writes + self.rows.job_reads}
-        jobs |= {(r[f"{end}Namespace"], r[f"{end}Name"]) for r in self.rows.flows
-                 for end in ("out", "in") if r[f"{end}Kind"] == "JOB"}
-        if jobs:
-            keys = [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]
-            plan.append(("ingest/coarse_edges", {"jobs": keys}))
-            plan.append(("ingest/boundaries", {"jobs": keys}))
-        # last: which of the jobs' edges their latest completed runs still state
-        runs: dict[tuple[str, str], list[str]] = {job: [] for job in jobs}
-        for r in self.rows.runs:
-            runs.setdefault((r["jobNamespace"], r["jobName"]), []).append(r["runId"])
-        if runs:
-            plan.append(("ingest/retire", {"jobs": [
-                {"namespace": ns, "name": name, "runs": sorted(ids)}
-                for (ns, name), ids in sorted(runs.items())]}))
-        return plan
+        return plan + _refreshes(self.rows, plan)
+
+
+def _refreshes(rows: Rows, plan: list[Step]) -> list[Step]:
+    """The queries that keep derived edges right after the batch's writes: alias edges of tables
+    with several names, coarse and hand-off boundary edges of its jobs, and (last) which of their
+    edges are current (docs/graph-model.md)."""
+    steps: list[Step] = []
+    # a new name or column of a table with several names: make them one identity
+    named = {(r["namespace"], r["dataset"]) for r in rows.columns}
+    named |= {(r["namespace"], r["dataset"]) for r in plan_columns(plan)}
+    named |= {(r[ns], r[n]) for r in rows.symlinks
+              for ns, n in (("namespace", "name"), ("aliasNamespace", "aliasName"))}
+    named |= {(r["outNamespace"], r["outDataset"]) for r in rows.produced}
+    if named:
+        steps.append(("ingest/aliases", {"datasets": [
+            {"namespace": ns, "name": name} for ns, name in sorted(named)]}))
+    # a new input or output of a job may pair with its others: refresh its coarse edges, and
+    # the edges that link a job of a hand-off to what it reads and writes
+    jobs = {(r["jobNamespace"], r["jobName"]) for r in rows.job_writes + rows.job_reads}
+    jobs |= {(r[f"{end}Namespace"], r[f"{end}Name"]) for r in rows.flows
+             for end in ("out", "in") if r[f"{end}Kind"] == "JOB"}
+    if jobs:
+        keys = [{"namespace": ns, "name": name} for ns, name in sorted(jobs)]
+        steps.append(("ingest/coarse_edges", {"jobs": keys}))
+        steps.append(("ingest/boundaries", {"jobs": keys}))
+    # last: which of the jobs' edges their latest completed runs still state
+    runs: dict[tuple[str, str], list[str]] = {job: [] for job in jobs}
+    for r in rows.runs:
+        runs.setdefault((r["jobNamespace"], r["jobName"]), []).append(r["runId"])
+    if runs:
+        steps.append(("ingest/retire", {"jobs": [
+            {"namespace": ns, "name": name, "runs": sorted(ids)}
+            for (ns, name), ids in sorted(runs.items())]}))
+    return steps
 
 
 def plan_columns(plan: list[Step]) -> list[dict[str, Any]]:

@@ -68,17 +68,7 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
                 column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows.column_edges,
                                rows.dataset_edges)
     if job_ref is not None:
-        # an input named only inside column lineage (dbt's sources) is read by the job too
-        inputs = {(r["namespace"], r["name"]) for r in rows.job_reads
-                  if (r["jobNamespace"], r["jobName"]) == job_ref}
-        for e in rows.dataset_edges:
-            if (e["inNamespace"], e["inName"]) not in inputs:
-                inputs.add((e["inNamespace"], e["inName"]))
-                io = {"namespace": e["inNamespace"], "name": e["inName"], "time": t}
-                rows.job_reads.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
-                if event.run_id is not None:  # and by the run (its lineage is the run's)
-                    rows.reads.append({**io, "runId": event.run_id, "version": None,
-                                       "rowCount": None, "bytes": None})
+        _named_inputs(rows, job_ref, event.run_id, t)
     # a job's declared lineage (JobEvent) is written edge by edge, never as a version: a new
     # declaration replaces the old (ingest/declarations)
     edges = [e for e in rows.column_edges if e.get("declared") is None]
@@ -93,6 +83,21 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
         for row in getattr(rows, f.name):
             row["evt"] = event_stamp
     return rows
+
+
+def _named_inputs(rows: Rows, job: tuple[str, str], run_id: str | None, t: datetime) -> None:
+    """An input named only inside column lineage or a lineage facet (dbt's sources) is read by
+    the job too, and by the run (its lineage is the run's)."""
+    inputs = {(r["namespace"], r["name"]) for r in rows.job_reads
+              if (r["jobNamespace"], r["jobName"]) == job}
+    for e in rows.dataset_edges:
+        if (e["inNamespace"], e["inName"]) not in inputs:
+            inputs.add((e["inNamespace"], e["inName"]))
+            io = {"namespace": e["inNamespace"], "name": e["inName"], "time": t}
+            rows.job_reads.append({**io, "jobNamespace": job[0], "jobName": job[1]})
+            if run_id is not None:
+                rows.reads.append({**io, "runId": run_id, "version": None, "rowCount": None,
+                                   "bytes": None})
 
 
 def edge_key(edge: dict[str, Any]) -> tuple[str, ...]:
