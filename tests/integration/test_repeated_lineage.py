@@ -160,7 +160,7 @@ def test_blast_radius_and_column_lineage_report_the_latest_sighting(graph: Graph
         subtype = hit.why.split()[2]
         assert hit.last_seen == edges[(hit.job, out, col, src, field, subtype)][1], hit
     found = graph.read("lineage/columns", columns=[{"namespace": NS, "dataset": "out", "name": "a"}],
-                       depth=1, withDownstream=False)
+                       depth=1, withDownstream=False, includeRetired=False)
     [row] = [r for r in found if (r["dataset"], r["field"]) == ("out", "a")]
     assert row["inputs"]
     for i in row["inputs"]:
