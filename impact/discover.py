@@ -17,6 +17,7 @@ class Found:
     kind: str
     namespace: str
     name: str
+    aliases: tuple[str, ...] = ()  # a dataset's other names (symlinks)
 
 
 def glob_regex(pattern: str) -> str:
@@ -25,11 +26,17 @@ def glob_regex(pattern: str) -> str:
     return "(?i)" + "".join(parts)
 
 
-def listing(graph: Graph, kind: str, pattern: str | None = None, limit: int = 1000) -> list[Found]:
-    """Datasets or jobs, by namespace and name, those matching the glob ``pattern`` if given."""
+def listing(graph: Graph, kind: str, pattern: str | None = None, limit: int = 1000,
+            fold: bool = True) -> list[Found]:
+    """Datasets or jobs, by namespace and name, those matching the glob ``pattern`` if given;
+    ``fold``: a table once, under the name that carries its symlinks, with its other names."""
     rows = graph.read("lookup/names", kind=kind, limit=limit,
                       pattern=glob_regex(pattern) if pattern else None)
-    return [Found(kind, r["namespace"], r["name"]) for r in rows]
+    # a table is listed once: a name only a symlink gives is left out when the name carrying the
+    # symlink is listed too (it shows the other names)
+    listed = {f"{r['namespace']}:{r['name']}" for r in rows}
+    return [Found(kind, r["namespace"], r["name"], tuple(r["aliases"])) for r in rows
+            if not (fold and r["alias"] and any(a in listed for a in r["aliases"]))]
 
 
 def search(graph: Graph, text: str, kind: str | None = None, limit: int = 20) -> list[Found]:
@@ -43,7 +50,7 @@ def did_you_mean(graph: Graph, kind: str, name: str, limit: int = 5) -> list[Fou
     in another namespace first, then names that differ by a few characters."""
     if kind not in KINDS:
         return []
-    everything = listing(graph, kind, limit=100_000)
+    everything = listing(graph, kind, limit=100_000, fold=False)
     by_name: dict[str, list[Found]] = {}
     for f in everything:
         by_name.setdefault(f.name.lower(), []).append(f)

@@ -35,8 +35,9 @@ def ls_cmd(
         render.rows(rows, ["name", "datasets", "jobs"], fmt, title="namespaces")
         return
     found = question(lambda g: listing(g, what.removesuffix("s"), pattern))
-    render.rows([{"namespace": f.namespace, "name": f.name} for f in found], ["namespace", "name"],
-                fmt, title=what)
+    columns = ["namespace", "name"] + (["also named"] if any(f.aliases for f in found) else [])
+    render.rows([{"namespace": f.namespace, "name": f.name, "also named": ", ".join(f.aliases)}
+                 for f in found], columns, fmt, title=what)
 
 
 @app.command("search", rich_help_panel="Find")

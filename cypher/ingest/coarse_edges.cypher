@@ -13,9 +13,11 @@
 UNWIND $jobs AS key
 MATCH (j:Job {namespace: key.namespace, name: key.name})
 USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young
+// from the job's outputs: a coarse edge starts at a dataset the job writes (matching the edge
+// by its properties alone scanned every DERIVED_FROM of the graph, for each job)
 CALL (j) {
-  MATCH (o:Dataset)-[c:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: true}]->(i:Dataset)
-  WHERE c.explicit IS NULL
+  MATCH (j)-[:WRITES]->(o:Dataset)-[c:DERIVED_FROM]->(i:Dataset)
+  WHERE c.jobNamespace = j.namespace AND c.jobName = j.name AND c.coarse AND c.explicit IS NULL
     AND (j.explicitLineage
          OR (EXISTS { MATCH (o)-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->() }
              AND EXISTS { MATCH ()-[:DERIVED_FROM {jobNamespace: j.namespace, jobName: j.name, coarse: false}]->(i) }))

@@ -24,16 +24,19 @@ CALL () {
   UNWIND $jobs AS given
   UNWIND given.runs AS id
   MATCH (j:Job {refRunId: id})
+  USING INDEX SEEK j:Job(refRunId)
   WHERE NOT EXISTS { (:Run {runId: id})-[:OF]->(j) }
   RETURN j, {runs: []} AS key
 }
 OPTIONAL MATCH (kept:Run {runId: j.refRunId})
+USING INDEX SEEK kept:Run(runId)
 WITH key, j, kept, kept IS NOT NULL AND kept.state = 'COMPLETE' AND EXISTS { (kept)-[:OF]->(j) }
                    AND EXISTS { (kept)-[:READ|WROTE]->(:Dataset) } AS valid
 OPTIONAL CALL (key, j, kept, valid) {
   WITH key, j, kept WHERE valid
   UNWIND [kept] + COLLECT { UNWIND key.runs AS id
-                            MATCH (r:Run {runId: id}) WHERE r.state = 'COMPLETE'
+                            MATCH (r:Run {runId: id}) USING INDEX SEEK r:Run(runId)
+                            WHERE r.state = 'COMPLETE'
                               AND EXISTS { (r)-[:OF]->(j) } AND EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
                             RETURN r } AS r
   RETURN r AS latest ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
@@ -49,6 +52,11 @@ WITH key, j, latest, valid
 WITH j, latest, NOT valid OR any(id IN key.runs WHERE id <> latest.runId) AS late,
      COLLECT { MATCH (latest)-[:READ]->(d:Dataset) RETURN elementId(d) } AS reads,
      COLLECT { MATCH (latest)-[:WROTE]->(d:Dataset) RETURN elementId(d) } AS wrote
+// the common case costs two counts: the reference run read everything the job reads and wrote
+// everything it writes (a run's datasets are always among its job's), and nothing is retired
+WITH j, latest, late, reads, wrote
+WHERE j.hasRetired OR (latest IS NOT NULL AND (COUNT { (j)-[:READS]->(:Dataset) } > size(reads)
+                                               OR COUNT { (j)-[:WRITES]->(:Dataset) } > size(wrote)))
 // every edge of the job, with its input and output datasets
 CALL (j) {
   MATCH (j)-[e:READS]->(i:Dataset)
@@ -66,6 +74,7 @@ CALL (j) {
   WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
     AND e.alias IS NULL AND e.declaredOnly IS NULL
   MATCH (i:Dataset {namespace: ic.namespace, name: ic.dataset})
+  USING INDEX SEEK i:Dataset(namespace, name)
   RETURN e, i, o
 }
 WITH j, latest, late, e, i, o,
@@ -91,3 +100,5 @@ CALL (j, e, i, o, gone, late) {
   }
   SET e.retired = true, e.retiredAt = at, e.lastRunId = last.runId
 }
+WITH j, max(CASE WHEN gone THEN 1 ELSE 0 END) AS retiredEdges
+SET j.hasRetired = CASE WHEN retiredEdges > 0 THEN true END

@@ -14,6 +14,7 @@ from graph.db import Graph
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
 from impact.changes import Change
 from impact.check import check
+from impact.discover import listing
 from impact.freshness import freshness
 from impact.upstream import dataset_upstream
 from impact.where import where
@@ -96,3 +97,11 @@ def test_a_table_is_one_identity_under_its_names(graph: Graph) -> None:
         # the catalog name was written (by the path): not "never written"
         fresh = freshness(graph, HIVE, "default.orders")
         assert fresh.successes == 1 and fresh.latest_runs[0].job == "spark:spark_orders"
+        # listings count a table once, under the name carrying the symlink, with its other names
+        tables = {(f.namespace, f.name): f.aliases for f in listing(graph, "dataset")}
+        assert tables == {(HDFS, "/warehouse/raw_orders"): (f"{HIVE}:default.raw_orders",),
+                          (HDFS, "/warehouse/orders"): (f"{HIVE}:default.orders",),
+                          (HIVE, "default.orders_daily"): ()}
+        page = graph.read("lookup/datasets", namespace=None, skip=0, limit=50)
+        assert {(r["namespace"], r["name"]) for r in page} == set(tables)
+        assert page[0]["total"] == 3
