@@ -15,7 +15,8 @@ from api import errors
 from api.deps import Services
 from api.guard import Guard
 from api.logs import RequestContext
-from api.routes import docs, ingest, lookups, marquez, ops, questions
+from api.paths import EncodedSlashes
+from api.routes import docs, ingest, lookups, marquez, marquez_catalog, marquez_more, ops, questions
 from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log import EventLog
@@ -37,9 +38,10 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.settings = found.settings
     app.state.tokens = found.tokens
     app.add_middleware(Guard, tokens=found.tokens)
-    app.add_middleware(RequestContext)  # outermost: the guard's refusals carry the id too
+    app.add_middleware(RequestContext)  # outside the guard: its refusals carry the id too
+    app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it
     errors.install(app)
-    for area in (ops, ingest, questions, lookups, marquez):
+    for area in (ops, ingest, questions, lookups, marquez, marquez_catalog, marquez_more):
         app.include_router(area.router)
     docs.install(app)
     return app

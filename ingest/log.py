@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     received REAL NOT NULL,
     body TEXT NOT NULL,
-    checked INTEGER NOT NULL DEFAULT 0
+    checked INTEGER NOT NULL DEFAULT 0,
+    event_time REAL
 );
 CREATE TABLE IF NOT EXISTS positions (
     consumer TEXT PRIMARY KEY,
@@ -61,6 +62,11 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 );
 """
 
+
+# an event's eventTime in unix seconds (SQLite reads ISO-8601 with Z or an offset), for windows
+_EVENT_TIME = "(julianday(json_extract({body}, '$.eventTime')) - 2440587.5) * 86400.0"
+_INSERT = ("INSERT INTO events (received, body, checked, event_time) VALUES (?, ?, ?, "
+           + _EVENT_TIME.format(body="?2") + ")")
 
 _T = TypeVar("_T")
 
@@ -100,6 +106,10 @@ class SQLiteLog:
             columns = {row[1] for row in c.execute("PRAGMA table_info(events)")}
             if "checked" not in columns:  # a log of an earlier version: its events count as unchecked
                 c.execute("ALTER TABLE events ADD COLUMN checked INTEGER NOT NULL DEFAULT 0")
+            if "event_time" not in columns:  # an earlier version's log: its events' times, once
+                c.execute("ALTER TABLE events ADD COLUMN event_time REAL")
+                c.execute(f"UPDATE events SET event_time = {_EVENT_TIME.format(body='body')}")
+            c.execute("CREATE INDEX IF NOT EXISTS events_time ON events (event_time)")
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -140,8 +150,7 @@ class SQLiteLog:
             try:
                 first = None
                 for body in bodies:
-                    cur = conn.execute("INSERT INTO events (received, body, checked) VALUES (?, ?, ?)",
-                                       (now, body, int(checked)))
+                    cur = conn.execute(_INSERT, (now, body, int(checked)))
                     first = first if first is not None else cur.lastrowid
                 conn.execute("COMMIT")
             except BaseException:
@@ -170,6 +179,24 @@ class SQLiteLog:
             size += len(body)
             entries.append(Entry(seq, received, json.loads(body), bool(checked)))
         return entries
+
+    @_log_errors
+    def between(self, after: float, before: float, newest_first: bool, limit: int,
+                offset: int, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        """A page of the events whose eventTime is in [after, before) (and whose job is in
+        ``namespace``), by eventTime, and how many there are in all (Marquez's
+        ``GET /events/lineage``)."""
+        window = "FROM events WHERE event_time >= ? AND event_time < ?"
+        params: tuple[Any, ...] = (after, before)
+        if namespace is not None:
+            window += " AND json_extract(body, '$.job.namespace') = ?"
+            params += (namespace,)
+        conn = self._conn()
+        total = conn.execute(f"SELECT count(*) {window}", params).fetchone()[0]
+        order = "DESC" if newest_first else "ASC"
+        cur = conn.execute(f"SELECT body {window} ORDER BY event_time {order}, seq {order} "
+                           "LIMIT ? OFFSET ?", (*params, limit, offset))
+        return [json.loads(body) for (body,) in cur], int(total)
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:
         """Every entry from the beginning, in order."""

@@ -14,11 +14,6 @@ from graph.errors import NotFound
 router = APIRouter(tags=["lookup"], dependencies=[READ], responses=RESPONSES)
 
 
-@router.get("/api/v1/namespaces")
-def namespaces(graph: G) -> dict[str, Any]:
-    return {"namespaces": graph.read("lookup/namespaces")}
-
-
 @router.get("/api/v1/datasets", summary="Datasets with columns and owners, a page at a time")
 def datasets(graph: G, limit: Limit, namespace: str | None = None, offset: Offset = 0) -> Any:
     rows = graph.read("lookup/datasets", namespace=namespace, skip=offset, limit=limit)
@@ -32,12 +27,6 @@ def dataset(graph: G, namespace: Ns, name: Name) -> Any:
     if not rows:
         raise NotFound("dataset", f"{namespace}:{name}", name)
     return to_json(lean(rows[0]))
-
-
-@router.get("/api/v1/jobs", summary="Jobs with their latest run, a page at a time")
-def jobs(graph: G, limit: Limit, namespace: str | None = None, offset: Offset = 0) -> Any:
-    rows = graph.read("lookup/jobs", namespace=namespace, skip=offset, limit=limit)
-    return page("jobs", rows, limit, offset)
 
 
 @router.get("/api/v1/job", summary="One job: what it reads and writes, its parents and latest runs")

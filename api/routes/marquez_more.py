@@ -1,0 +1,101 @@
+"""Marquez's sources, tags, search and raw events (from our durable log) at Marquez's paths."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from api.deps import READ, G, services
+from api.errors import RESPONSES, BadParam
+from api.paths import SlashRoute
+from api.routes.marquez_catalog import MLimit, MOffset
+from graph.errors import NotFound
+from impact import marquez_models as mm
+from ingest.times import parse_time
+
+router = APIRouter(prefix="/api/v1", tags=["marquez"], dependencies=[READ],
+                   responses={**RESPONSES, 404: {"description": "not found"}},
+                   route_class=SlashRoute)
+
+_BEFORE, _AFTER = "2030-01-01T00:00:00+00:00", "1970-01-01T00:00:00+00:00"  # Marquez's defaults
+
+
+def _source(r: dict[str, Any]) -> dict[str, Any]:
+    url = r["connectionUrl"] or ""
+    kind = url.split(":", 1)[0].upper() if ":" in url else "POSTGRESQL"  # Marquez's default type
+    return {"type": kind, "name": r["name"], "createdAt": mm.iso(r["createdAt"]),
+            "updatedAt": mm.iso(r["updatedAt"]), "connectionUrl": url, "description": None}
+
+
+@router.get("/sources", summary="Data sources (Marquez)")
+def sources(graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
+    rows = graph.read("marquez/sources", name=None, skip=offset, limit=limit)
+    return {"sources": [_source(r) for r in rows]}
+
+
+@router.get("/sources/{source}", summary="One data source (Marquez)")
+def source(graph: G, source: str) -> Any:
+    rows = graph.read("marquez/sources", name=source, skip=0, limit=1)
+    if not rows:
+        raise NotFound("source", source)
+    return _source(rows[0])
+
+
+@router.get("/tags", summary="Tags (Marquez)")
+def tags(graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
+    return {"tags": graph.read("marquez/tags", skip=offset, limit=limit)}
+
+
+@router.get("/search", summary="Datasets and jobs by a fragment of their name (Marquez)")
+def search(graph: G, q: Annotated[str, Query(min_length=1, pattern=r"\S")],
+           filter_: Annotated[Literal["dataset", "DATASET", "job", "JOB"] | None,
+                              Query(alias="filter")] = None,
+           sort: Annotated[Literal["name", "NAME", "updated_at", "UPDATE_AT"],
+                           Query()] = "name",
+           limit: Annotated[int, Query(ge=1, le=1000)] = 10, namespace: str | None = None,
+           before: date | None = None, after: date | None = None) -> Any:
+    rows = graph.read("marquez/search", q=q, kind=filter_.upper() if filter_ else None,
+                      namespace=namespace, after=after, before=before,
+                      byName=sort.lower() == "name", limit=limit)
+    results = [{**{k: r[k] for k in ("type", "name", "namespace", "nodeId")},
+                "updatedAt": mm.iso(r["updatedAt"])} for r in rows]
+    return {"totalCount": rows[0]["total"] if rows else 0, "results": results}
+
+
+def _epoch(field: str, value: str) -> float:
+    try:
+        return parse_time(value).timestamp()
+    except ValueError as e:
+        raise BadParam(field, str(e)) from e
+
+
+SortDirection = Annotated[Literal["asc", "desc", "ASC", "DESC"], Query(alias="sortDirection")]
+
+
+def _events(request: Request, before: str, after: str, direction: str, limit: int, offset: int,
+            namespace: str | None = None) -> dict[str, Any]:
+    found, total = services(request).log().between(
+        _epoch("after", after), _epoch("before", before), direction.lower() == "desc",
+        limit, offset, namespace)
+    return {"events": found, "totalCount": total}
+
+
+@router.get("/events/lineage",
+            summary="The OpenLineage events received, from the event log (Marquez)")
+def lineage_events(request: Request, limit: MLimit, offset: MOffset = 0, before: str = _BEFORE,
+                   after: str = _AFTER, direction: SortDirection = "desc") -> Any:
+    return _events(request, before, after, direction, limit, offset)
+
+
+@router.get("/events", summary="The events received (marquez-python's list_events)")
+def events(request: Request, limit: MLimit, offset: MOffset = 0) -> Any:
+    return _events(request, _BEFORE, _AFTER, "desc", limit, offset)
+
+
+@router.get("/events/{namespace}",
+            summary="The events of one namespace's jobs (marquez-python's list_events)")
+def namespace_events(request: Request, namespace: str, limit: MLimit,
+                     offset: MOffset = 0) -> Any:
+    return _events(request, _BEFORE, _AFTER, "desc", limit, offset, namespace)

@@ -1,0 +1,30 @@
+// Answers: a dataset's versions as Marquez counts them: one per run that wrote it, newest first,
+// with the run, and the columns the dataset was written with (to tell each version's schema).
+// Param $namespace: the dataset's namespace
+// Param $name: the dataset's name
+// Param $max: at most this many writes, newest first
+// Returns: props (the dataset's), writes (runId, at, run: the run's props, job, inputs, outputs), columns (name, type, description, tags, from, until: when written first and last), total (every write)
+// :param namespace => 'food_delivery'
+// :param name => 'public.orders'
+// :param max => 1000
+MATCH (d:Dataset {namespace: $namespace, name: $name})
+USING INDEX SEEK d:Dataset(namespace, name)
+OPTIONAL MATCH (r:Run)-[w:WROTE]->(d)
+WITH d, r, w, coalesce(r.completeTime, r.failTime, r.abortTime, r.stateTime) AS at
+ORDER BY at DESC, r.runId
+WITH d, collect(CASE WHEN r IS NULL THEN null ELSE {r: r, w: w, at: at} END) AS made
+CALL (d, made) {
+  UNWIND made[..$max] AS x
+  WITH x.r AS r, x.w AS w, x.at AS at
+  RETURN collect({runId: r.runId, at: at, written: w.lastSeen, props: properties(r),
+                  job: [(r)-[:OF]->(j:Job) | {namespace: j.namespace, name: j.name}][0],
+                  inputs: [(r)-[x:READ]->(i:Dataset) | {namespace: i.namespace, name: i.name, version: x.version}],
+                  outputs: [(r)-[x:WROTE]->(o:Dataset) | {namespace: o.namespace, name: o.name, version: x.version}]}) AS writes
+}
+RETURN properties(d) AS props, size(made) AS total, writes,
+       COLLECT { MATCH (d)-[:HAS_COLUMN]->(c:Column) WHERE c.writtenFirstSeen IS NOT NULL
+                 RETURN {name: c.name, type: c.type, description: c.description, tags: coalesce(c.tags, []),
+                         from: c.writtenFirstSeen,
+                         until: CASE WHEN c.schemaDigest = d.schemaDigest
+                                      AND d.schemaLastSeen > c.writtenLastSeen
+                                     THEN d.schemaLastSeen ELSE c.writtenLastSeen END} AS c ORDER BY c.name } AS columns

@@ -1,0 +1,38 @@
+// Answers: datasets of a namespace as Marquez shows them, a page at a time (or one by name): the
+// current columns with their tags, the sources, the facets and the latest write.
+// Param $namespace: the namespace
+// Param $name: one dataset's name, or null for all of the namespace
+// Param $skip: rows to skip (page offset)
+// Param $limit: page size
+// Returns: props (the node's properties), fields (name, type, description, tags), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), total
+// :param namespace => 'food_delivery'
+// :param name => null
+// :param skip => 0
+// :param limit => 100
+MATCH (d:Dataset {namespace: $namespace})
+WHERE ($name IS NULL OR d.name = $name) AND d.deleted IS NULL
+WITH d ORDER BY d.name
+WITH collect(d) AS found
+UNWIND found[$skip..$skip + $limit] AS d
+CALL (d) {
+  OPTIONAL MATCH (d)-[:HAS_COLUMN]->(c:Column)
+  WITH c ORDER BY c.name
+  RETURN collect(c) AS all
+}
+WITH d, found, all, CASE
+       WHEN d.schemaColumns IS NOT NULL
+         THEN [n IN d.schemaColumns | head([c IN all WHERE c.name = n])]
+       WHEN d.schemaDigest IS NOT NULL THEN [c IN all WHERE c.schemaDigest = d.schemaDigest]
+       ELSE all END AS current
+OPTIONAL CALL (d) {
+  MATCH (r:Run)-[:WROTE]->(d)
+  WITH r, coalesce(r.completeTime, r.failTime, r.abortTime, r.stateTime) AS at
+  RETURN r.runId AS runId, at ORDER BY at DESC, runId DESC LIMIT 1
+}
+RETURN properties(d) AS props,
+       [c IN current WHERE c IS NOT NULL | {name: c.name, type: c.type, description: c.description,
+                                            tags: coalesce(c.tags, [])}] AS fields,
+       CASE WHEN runId IS NULL THEN null ELSE {runId: runId, time: at} END AS written,
+       COLLECT { MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(d)
+                 RETURN r.completeTime AS t ORDER BY t DESC LIMIT 1 }[0] AS lastModifiedAt,
+       size(found) AS total

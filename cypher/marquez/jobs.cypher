@@ -1,0 +1,41 @@
+// Answers: jobs as Marquez shows them, a page at a time (all, one namespace's, or one by name):
+// current inputs and outputs, parent job, facets and the latest runs.
+// Param $namespace: the namespace, or null for all
+// Param $name: one job's name, or null for all
+// Param $states: keep jobs whose latest run is in one of these states (START, RUNNING, COMPLETE, FAIL, ABORT), or null for all
+// Param $skip: rows to skip (page offset)
+// Param $limit: page size
+// Param $runs: how many of the latest runs to return
+// Returns: props, inputs, outputs (current: not retired), parent (the job of its latest run's parent run), runs (newest first: props of each run, with its inputs and outputs), total
+// :param namespace => 'food_delivery'
+// :param name => null
+// :param states => null
+// :param skip => 0
+// :param limit => 100
+// :param runs => 10
+MATCH (j:Job)
+WHERE ($namespace IS NULL OR j.namespace = $namespace) AND ($name IS NULL OR j.name = $name)
+  AND j.deleted IS NULL
+OPTIONAL CALL (j) {
+  MATCH (r:Run)-[:OF]->(j) WHERE r.state IS NOT NULL
+  RETURN r.state AS lastState ORDER BY r.stateTime DESC LIMIT 1
+}
+WITH j WHERE $states IS NULL OR lastState IN $states
+ORDER BY j.namespace, j.name
+WITH collect(j) AS found
+UNWIND found[$skip..$skip + $limit] AS j
+CALL (j) {
+  OPTIONAL MATCH (r:Run)-[:OF]->(j) WHERE r.state IS NOT NULL
+  WITH r ORDER BY r.stateTime DESC LIMIT $runs
+  RETURN collect(CASE WHEN r IS NOT NULL THEN {props: properties(r),
+                  inputs: [(r)-[:READ]->(d:Dataset) | {namespace: d.namespace, name: d.name}],
+                  outputs: [(r)-[:WROTE]->(d:Dataset) | {namespace: d.namespace, name: d.name}]} END) AS runs
+}
+RETURN properties(j) AS props,
+       COLLECT { MATCH (j)-[e:READS]->(d:Dataset) WHERE e.retired IS NULL
+                 RETURN {namespace: d.namespace, name: d.name} AS d ORDER BY d.namespace, d.name } AS inputs,
+       COLLECT { MATCH (j)-[e:WRITES]->(d:Dataset) WHERE e.retired IS NULL
+                 RETURN {namespace: d.namespace, name: d.name} AS d ORDER BY d.namespace, d.name } AS outputs,
+       COLLECT { MATCH (j)<-[:OF]-(r:Run)-[:PARENT]->(:Run)-[:OF]->(p:Job)
+                 RETURN {namespace: p.namespace, name: p.name} AS p ORDER BY r.stateTime DESC LIMIT 1 }[0] AS parent,
+       runs, size(found) AS total

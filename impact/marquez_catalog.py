@@ -1,0 +1,136 @@
+"""Marquez's read API over our graph: namespaces, sources, datasets and their versions, jobs,
+their versions and runs, one run, tags and search (``impact.marquez_models`` builds the JSON).
+
+Every function answers what Marquez answers for the same request, or raises NotFound with
+Marquez's words ("Namespace not found", ...) where Marquez answers 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.db import Graph
+from graph.errors import NotFound
+from impact import marquez_models as mm
+
+LATEST_RUNS = 10  # Marquez's job answer lists up to ten latest runs
+
+
+def _total(rows: list[dict[str, Any]]) -> int:
+    return int(rows[0]["total"]) if rows else 0
+
+
+def namespaces(graph: Graph, limit: int, offset: int) -> dict[str, Any]:
+    rows = graph.read("marquez/namespaces", name=None, skip=offset, limit=limit)
+    return {"namespaces": [_namespace(r) for r in rows], "totalCount": _total(rows)}
+
+
+def namespace(graph: Graph, name: str) -> dict[str, Any]:
+    rows = graph.read("marquez/namespaces", name=name, skip=0, limit=1)
+    if not rows:
+        raise NotFound("namespace", name)
+    return _namespace(rows[0])
+
+
+def _namespace(r: dict[str, Any]) -> dict[str, Any]:
+    return {"name": r["name"], "createdAt": mm.iso(r["createdAt"]),
+            "updatedAt": mm.iso(r["updatedAt"]), "ownerName": r["ownerName"],
+            "description": r["description"], "isHidden": False}
+
+
+def datasets(graph: Graph, namespace_name: str, limit: int, offset: int) -> dict[str, Any]:
+    _known_namespace(graph, namespace_name)
+    rows = graph.read("marquez/datasets", namespace=namespace_name, name=None, skip=offset,
+                      limit=limit)
+    return {"totalCount": _total(rows), "datasets": [mm.dataset(r) for r in rows]}
+
+
+def dataset(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
+    rows = graph.read("marquez/datasets", namespace=namespace_name, name=name, skip=0, limit=1)
+    if not rows:
+        raise NotFound("dataset", f"{namespace_name}:{name}", name)
+    return mm.dataset(rows[0])
+
+
+def _known_namespace(graph: Graph, name: str) -> None:
+    if not graph.read("marquez/namespaces", name=name, skip=0, limit=1):
+        raise NotFound("namespace", name)
+
+
+def jobs(graph: Graph, namespace_name: str | None, limit: int, offset: int,
+         last_run_states: list[str] | None = None) -> dict[str, Any]:
+    if namespace_name is not None:
+        _known_namespace(graph, namespace_name)
+    states = None
+    if last_run_states:
+        states = [s for m in last_run_states for s in mm.STATES_OF.get(m, [])]
+    rows = graph.read("marquez/jobs", namespace=namespace_name, name=None, states=states,
+                      skip=offset, limit=limit, runs=LATEST_RUNS)
+    return {"totalCount": _total(rows), "jobs": [job_json(r) for r in rows]}
+
+
+def job(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
+    rows = graph.read("marquez/jobs", namespace=namespace_name, name=name, states=None, skip=0,
+                      limit=1, runs=LATEST_RUNS)
+    if not rows:
+        raise NotFound("job", f"{namespace_name}:{name}", name)
+    return job_json(rows[0])
+
+
+def job_json(row: dict[str, Any]) -> dict[str, Any]:
+    """Marquez's Job from a row of ``marquez/jobs``."""
+    p = row["props"]
+    ns, name = p["namespace"], p["name"]
+    ident = {"namespace": ns, "name": name}
+    runs = [mm.run({**r, "job": ident}) for r in row["runs"]]
+    parent = row.get("parent")
+    found = mm.facets(p)
+    if p.get("description") is not None:
+        found.setdefault("documentation", mm.facet("DocumentationJobFacet",
+                                                   description=p["description"]))
+    if p.get("sql"):
+        found.setdefault("sql", mm.facet("SQLJobFacet", query=p["sql"]))
+    location = (found.get("sourceCodeLocation") or {}).get("url")
+    return {
+        "id": ident, "type": "STREAM" if p.get("processingType") == "STREAMING" else "BATCH",
+        "name": name, "simpleName": _simple(name, parent), "parentJobName":
+            parent["name"] if parent else None, "parentJobUuid": None,
+        "createdAt": mm.iso(p.get("firstSeen")), "updatedAt": mm.iso(p.get("lastSeen")),
+        "namespace": ns, "inputs": row["inputs"], "outputs": row["outputs"],
+        "location": location, "description": p.get("description"),
+        "latestRun": runs[0] if runs else None, "latestRuns": runs, "facets": found,
+        "currentVersion": runs[0]["jobVersion"]["version"] if runs else None,
+        "labels": [], "tags": sorted(p.get("tags") or []),
+    }
+
+
+def _simple(name: str, parent: dict[str, Any] | None) -> str:
+    # Marquez names a child job PARENT.CHILD; its simple name is the part after the parent's
+    if parent and name.startswith(parent["name"] + "."):
+        return name[len(parent["name"]) + 1:]
+    return name
+
+
+def job_runs(graph: Graph, namespace_name: str, name: str, limit: int,
+             offset: int) -> dict[str, Any]:
+    job(graph, namespace_name, name)  # 404 for an unknown job
+    rows = graph.read("marquez/runs", namespace=namespace_name, name=name, runId=None,
+                      skip=offset, limit=limit)
+    return {"totalCount": _total(rows), "runs": [mm.run(r, r.get("parent")) for r in rows]}
+
+
+def run(graph: Graph, run_id: str) -> dict[str, Any]:
+    rows = graph.read("marquez/runs", namespace=None, name=None, runId=run_id, skip=0, limit=1)
+    if not rows:
+        raise NotFound("run", run_id)
+    return mm.run(rows[0], rows[0].get("parent"))
+
+
+def run_facets(graph: Graph, run_id: str, kind: str) -> dict[str, Any]:
+    """``GET /jobs/runs/{id}/facets?type=run|job``: the run's facets, or its job's."""
+    found = run(graph, run_id)
+    if kind == "run":
+        return {"runId": found["id"], "facets": found["facets"]}
+    ident = found["jobVersion"]
+    owner = job(graph, ident["namespace"], ident["name"])
+    return {"runId": found["id"], "facets": owner["facets"]}

@@ -1,0 +1,152 @@
+"""Marquez's models, built from our graph's rows: pure functions, no database.
+
+Each function turns the row of one named query (``cypher/marquez``) into the JSON object Marquez's
+API answers (its Java resources and ``marquez.service.models`` are the reference): field names,
+enums (``COMPLETED``, not ``COMPLETE``), ``null`` where Marquez has nothing, times as ISO-8601 UTC
+with a ``Z``. Versions are derived, since we keep no version table: docs/marquez.md says how.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+# OpenLineage's eventType as the run state Marquez reports (Marquez's OpenLineageDao.getRunState).
+RUN_STATES = {"START": "RUNNING", "RUNNING": "RUNNING", "COMPLETE": "COMPLETED",
+              "FAIL": "FAILED", "ABORT": "ABORTED", "OTHER": "RUNNING"}
+STATES_OF = {"NEW": [], "RUNNING": ["START", "RUNNING", "OTHER"], "COMPLETED": ["COMPLETE"],
+             "FAILED": ["FAIL"], "ABORTED": ["ABORT"]}
+_PRODUCER = "https://github.com/lineage-graph/lineage-graph"
+
+
+def iso(value: Any) -> str | None:
+    """A Neo4j or Python datetime as Marquez writes it (UTC, ``Z``); None stays None."""
+    if value is None:
+        return None
+    native = value.to_native() if hasattr(value, "to_native") else value
+    text: str = native.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def name_uuid(*parts: str) -> str:
+    """A version id: the name-based UUID (version 3, as Java's UUID.nameUUIDFromBytes) of parts."""
+    digest = hashlib.md5("\x1f".join(parts).encode("utf-8"), usedforsecurity=False).digest()
+    return str(uuid.UUID(bytes=digest, version=3))
+
+
+def dataset_version(namespace: str, name: str, run_id: str) -> str:
+    """The version a run wrote of a dataset: one version per write."""
+    return name_uuid("dataset", namespace, name, run_id)
+
+
+def job_version(namespace: str, name: str, inputs: Iterable[dict[str, str]],
+                outputs: Iterable[dict[str, str]]) -> str:
+    """A job's version: one per distinct set of inputs and outputs (Marquez also hashes the
+    source location, which we keep only for the job's latest event)."""
+    ins = sorted(f"{d['namespace']}:{d['name']}" for d in inputs)
+    outs = sorted(f"{d['namespace']}:{d['name']}" for d in outputs)
+    return name_uuid("job", namespace, name, *ins, "->", *outs)
+
+
+def facets(props: dict[str, Any]) -> dict[str, Any]:
+    """The facets kept as JSON on a node (``facet.<name>``), parsed."""
+    found: dict[str, Any] = {}
+    for key, value in props.items():
+        if key.startswith("facet.") and isinstance(value, str):
+            try:
+                found[key[6:]] = json.loads(value)
+            except ValueError:
+                continue
+    return found
+
+
+def facet(schema: str, **fields: Any) -> dict[str, Any]:
+    return {"_producer": _PRODUCER,
+            "_schemaURL": f"https://openlineage.io/spec/facets/1-0-0/{schema}.json#/$defs/{schema}",
+            **fields}
+
+
+def dataset(row: dict[str, Any]) -> dict[str, Any]:
+    """Marquez's Dataset (DB_TABLE) from a row of ``marquez/datasets``."""
+    p = row["props"]
+    ns, name = p["namespace"], p["name"]
+    written = row.get("written")
+    fields = [{"name": f["name"], "type": f.get("type"), "tags": list(f.get("tags") or []),
+               "description": f.get("description")} for f in row["fields"]]
+    found = facets(p)
+    if p.get("description") is not None:
+        found.setdefault("documentation", facet("DocumentationDatasetFacet",
+                                                 description=p["description"]))
+    if fields:
+        found.setdefault("schema", facet("SchemaDatasetFacet", fields=[
+            {k: v for k, v in f.items() if k != "tags" and v is not None} for f in fields]))
+    if p.get("dataSourceName") or p.get("dataSourceUri"):
+        found.setdefault("dataSource", facet("DatasourceDatasetFacet", name=p.get("dataSourceName"),
+                                              uri=p.get("dataSourceUri")))
+    return {
+        "id": {"namespace": ns, "name": name}, "type": "DB_TABLE", "name": name,
+        "physicalName": name, "createdAt": iso(p.get("firstSeen")),
+        "updatedAt": iso(p.get("lastSeen")), "namespace": ns,
+        "sourceName": p.get("dataSourceName") or "default", "fields": fields,
+        "tags": sorted(p.get("tags") or []), "lastModifiedAt": iso(row.get("lastModifiedAt")),
+        "lastLifecycleState": p.get("lifecycleState"), "description": p.get("description"),
+        "currentVersion": dataset_version(ns, name, written["runId"]) if written else None,
+        "columnLineage": None, "facets": found, "deleted": False,
+    }
+
+
+def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Marquez's Run from a row with ``props``, ``job``, ``inputs`` and ``outputs``."""
+    p = row["props"]
+    job = row["job"]
+    times = [p.get(k) for k in ("startTime", "runningTime", "completeTime", "failTime",
+                                "abortTime", "otherTime", "stateTime")]
+    known = [t for t in times if t is not None]
+    started = p.get("startTime") or p.get("runningTime")
+    ended = p.get("completeTime") or p.get("failTime") or p.get("abortTime")
+    duration = None
+    if started is not None and ended is not None:
+        duration = int((ended.to_native() - started.to_native()).total_seconds() * 1000)
+    return {
+        "id": p["runId"], "createdAt": iso(min(known, default=None)),
+        "updatedAt": iso(p.get("stateTime")), "nominalStartTime": iso(p.get("nominalStartTime")),
+        "nominalEndTime": iso(p.get("nominalEndTime")),
+        "state": RUN_STATES.get(p.get("state") or "", "NEW"), "startedAt": iso(started),
+        "endedAt": iso(ended), "durationMs": duration, "args": {},
+        "jobVersion": {**job, "version": job_version(job["namespace"], job["name"],
+                                                     row["inputs"], row["outputs"])},
+        "inputDatasetVersions": [_version_of(d, p["runId"], reading=True) for d in row["inputs"]],
+        "outputDatasetVersions": [_version_of(d, p["runId"]) for d in row["outputs"]],
+        "context": {}, "facets": run_facets(p, parent),
+    }
+
+
+def _version_of(d: dict[str, Any], run_id: str, reading: bool = False) -> dict[str, Any]:
+    # a read names the version the producer reported, else the run that read it
+    version = dataset_version(d["namespace"], d["name"], run_id)
+    if reading and d.get("version"):
+        version = name_uuid("reported", d["namespace"], d["name"], str(d["version"]))
+    return {"datasetVersionId": {"namespace": d["namespace"], "name": d["name"],
+                                 "version": version}, "facets": {}}
+
+
+def run_facets(p: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A run's facets: those kept as JSON, and those we lifted into properties, rebuilt."""
+    found = facets(p)
+    if p.get("nominalStartTime") is not None:
+        found.setdefault("nominalTime", facet(
+            "NominalTimeRunFacet", nominalStartTime=iso(p["nominalStartTime"]),
+            **({"nominalEndTime": iso(p["nominalEndTime"])} if p.get("nominalEndTime") else {})))
+    if p.get("errorMessage") is not None:
+        found.setdefault("errorMessage", facet(
+            "ErrorMessageRunFacet", message=p["errorMessage"],
+            programmingLanguage=p.get("errorLanguage") or "unknown",
+            **({"stackTrace": p["stackTrace"]} if p.get("stackTrace") else {})))
+    if parent:
+        found.setdefault("parent", facet("ParentRunFacet", run={"runId": parent["runId"]},
+                                          job={"namespace": parent["namespace"],
+                                               "name": parent["name"]}))
+    return found
