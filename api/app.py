@@ -16,7 +16,17 @@ from api.deps import Services
 from api.guard import Guard
 from api.logs import RequestContext
 from api.paths import EncodedSlashes
-from api.routes import docs, ingest, lookups, marquez, marquez_catalog, marquez_more, ops, questions
+from api.routes import (
+    docs,
+    ingest,
+    lookups,
+    marquez,
+    marquez_catalog,
+    marquez_more,
+    marquez_writes,
+    ops,
+    questions,
+)
 from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log import EventLog
@@ -41,7 +51,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.add_middleware(RequestContext)  # outside the guard: its refusals carry the id too
     app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it
     errors.install(app)
-    for area in (ops, ingest, questions, lookups, marquez, marquez_catalog, marquez_more):
+    for area in (ops, ingest, questions, lookups, marquez, marquez_catalog, marquez_more,
+                 marquez_writes):
         app.include_router(area.router)
     docs.install(app)
     return app

@@ -34,7 +34,8 @@ RETRY_AFTER_S = 5
 SHORT = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found",
          405: "method not allowed", 408: "request timeout", 413: "too large",
          415: "unsupported media type", 421: "misdirected request", 422: "invalid request",
-         431: "request head too large", 500: "internal error", 503: "unavailable",
+         431: "request head too large", 500: "internal error", 501: "not implemented",
+         503: "unavailable",
          504: "query timed out"}
 
 

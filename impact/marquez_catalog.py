@@ -100,7 +100,7 @@ def job_json(row: dict[str, Any]) -> dict[str, Any]:
         "location": location, "description": p.get("description"),
         "latestRun": runs[0] if runs else None, "latestRuns": runs, "facets": found,
         "currentVersion": runs[0]["jobVersion"]["version"] if runs else None,
-        "labels": [], "tags": sorted(p.get("tags") or []),
+        "labels": [], "tags": mm.all_tags(p, row),
     }
 
 

@@ -74,7 +74,7 @@ def dataset(row: dict[str, Any]) -> dict[str, Any]:
     p = row["props"]
     ns, name = p["namespace"], p["name"]
     written = row.get("written")
-    fields = [{"name": f["name"], "type": f.get("type"), "tags": list(f.get("tags") or []),
+    fields = [{"name": f["name"], "type": f.get("type"), "tags": sorted(set(f.get("tags") or [])),
                "description": f.get("description")} for f in row["fields"]]
     found = facets(p)
     if p.get("description") is not None:
@@ -91,11 +91,16 @@ def dataset(row: dict[str, Any]) -> dict[str, Any]:
         "physicalName": name, "createdAt": iso(p.get("firstSeen")),
         "updatedAt": iso(p.get("lastSeen")), "namespace": ns,
         "sourceName": p.get("dataSourceName") or "default", "fields": fields,
-        "tags": sorted(p.get("tags") or []), "lastModifiedAt": iso(row.get("lastModifiedAt")),
+        "tags": all_tags(p, row), "lastModifiedAt": iso(row.get("lastModifiedAt")),
         "lastLifecycleState": p.get("lifecycleState"), "description": p.get("description"),
         "currentVersion": dataset_version(ns, name, written["runId"]) if written else None,
         "columnLineage": None, "facets": found, "deleted": False,
     }
+
+
+def all_tags(props: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """A node's tags: the producer's (the tags facet) and those set through the API."""
+    return sorted(set(props.get("tags") or []) | set(row.get("apiTags") or []))
 
 
 def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, Any]:

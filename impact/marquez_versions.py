@@ -46,7 +46,7 @@ def _version(p: dict[str, Any], write: dict[str, Any], columns: list[dict[str, A
              ) -> dict[str, Any]:
     ns, name = p["namespace"], p["name"]
     at = write["written"] or write["at"]
-    fields = [{"name": c["name"], "type": c["type"], "tags": c["tags"],
+    fields = [{"name": c["name"], "type": c["type"], "tags": sorted(set(c["tags"])),
                "description": c["description"]} for c in columns
               if at is None or (c["from"] <= at and (c["until"] is None or c["until"] >= at))]
     version = mm.dataset_version(ns, name, write["runId"])

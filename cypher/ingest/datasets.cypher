@@ -14,4 +14,6 @@ FOREACH (k IN [k IN keys(row.props) WHERE x['@' + k] IS NULL OR coalesce(row.sta
 SET x.events = coalesce(x.events, []) + [d IN row.digests WHERE NOT d IN coalesce(x.events, [])],
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
+// reported again: shown again after a soft delete through Marquez's API (cypher/marquez/soft_delete)
+REMOVE x.deleted
 RETURN sum(dup) AS duplicates

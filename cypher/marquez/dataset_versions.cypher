@@ -23,7 +23,7 @@ CALL (d, made) {
 }
 RETURN properties(d) AS props, size(made) AS total, writes,
        COLLECT { MATCH (d)-[:HAS_COLUMN]->(c:Column) WHERE c.writtenFirstSeen IS NOT NULL
-                 RETURN {name: c.name, type: c.type, description: c.description, tags: coalesce(c.tags, []),
+                 RETURN {name: c.name, type: c.type, description: c.description, tags: coalesce(c.tags, []) + [(c)-[:TAGGED]->(t:Tag) | t.name],
                          from: c.writtenFirstSeen,
                          until: CASE WHEN c.schemaDigest = d.schemaDigest
                                       AND d.schemaLastSeen > c.writtenLastSeen

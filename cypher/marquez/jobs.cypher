@@ -6,7 +6,7 @@
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
 // Param $runs: how many of the latest runs to return
-// Returns: props, inputs, outputs (current: not retired), parent (the job of its latest run's parent run), runs (newest first: props of each run, with its inputs and outputs), total
+// Returns: props, apiTags (tags set through the API), inputs, outputs (current: not retired), parent (the job of its latest run's parent run), runs (newest first: props of each run, with its inputs and outputs), total
 // :param namespace => 'food_delivery'
 // :param name => null
 // :param states => null
@@ -38,4 +38,4 @@ RETURN properties(j) AS props,
                  RETURN {namespace: d.namespace, name: d.name} AS d ORDER BY d.namespace, d.name } AS outputs,
        COLLECT { MATCH (j)<-[:OF]-(r:Run)-[:PARENT]->(:Run)-[:OF]->(p:Job)
                  RETURN {namespace: p.namespace, name: p.name} AS p ORDER BY r.stateTime DESC LIMIT 1 }[0] AS parent,
-       runs, size(found) AS total
+       [(j)-[:TAGGED]->(t:Tag) | t.name] AS apiTags, runs, size(found) AS total

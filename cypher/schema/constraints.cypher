@@ -9,6 +9,10 @@ CREATE CONSTRAINT run_key IF NOT EXISTS
 FOR (r:Run) REQUIRE r.runId IS UNIQUE;
 CREATE CONSTRAINT column_key IF NOT EXISTS
 FOR (c:Column) REQUIRE (c.namespace, c.dataset, c.name) IS UNIQUE;
+CREATE CONSTRAINT tag_key IF NOT EXISTS
+FOR (t:Tag) REQUIRE t.name IS UNIQUE;
+CREATE CONSTRAINT namespace_key IF NOT EXISTS
+FOR (m:Namespace) REQUIRE m.name IS UNIQUE;
 CREATE INDEX dataset_name IF NOT EXISTS FOR (d:Dataset) ON (d.name);
 CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
 CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);

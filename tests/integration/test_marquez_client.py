@@ -178,3 +178,25 @@ def test_every_read_method_of_marquez_python(served: str, demo: list[dict[str, A
 
     shop = client.get_dataset(SHOP_NS, "raw.users")
     assert shop["namespace"] == SHOP_NS and "email" in {f["name"] for f in shop["fields"]}
+
+
+def test_tags_and_namespaces_written_with_marquez_python(served: str) -> None:
+    from marquez_client import MarquezClient
+
+    client = MarquezClient(url=served)
+    assert client.create_tag("PII", "personal data") == {"name": "PII",
+                                                         "description": "personal data"}
+    tagged = client.tag_dataset(NS, "public.customers", "GOLD")
+    assert tagged["name"] == "public.customers" and tagged["tags"] == ["GOLD"]
+    fields = {f["name"]: f for f in client.tag_dataset_field(
+        NS, "public.customers", "email", "pii")["fields"]}
+    assert fields["email"]["tags"] == ["PII"]  # Marquez upper-cases a field's tag
+    assert all(f["tags"] == [] for n, f in fields.items() if n != "email")
+    assert client.get_dataset(NS, "public.customers")["tags"] == ["GOLD"]
+    tags = {t["name"]: t["description"] for t in client.list_tags()["tags"]}
+    assert tags == {"PII": "personal data", "GOLD": None}
+
+    made = client.create_namespace("team_space", "data-platform", "created by a runbook")
+    assert (made["name"], made["ownerName"], made["description"]) == (
+        "team_space", "data-platform", "created by a runbook")
+    assert "team_space" in {n["name"] for n in client.list_namespaces()["namespaces"]}

@@ -1,0 +1,24 @@
+// Answers: hides a dataset, a job, or a namespace with its datasets and jobs from Marquez's
+// listings (Marquez's soft delete); each comes back once an event reports it again
+// (cypher/ingest/datasets and jobs remove the mark).
+// The lineage questions still see them: their history is kept.
+// Param $kind: 'dataset', 'job' or 'namespace'
+// Param $namespace: the namespace
+// Param $name: the dataset's or job's name (null for a namespace)
+// Returns: deleted (how many nodes were hidden)
+// :param kind => 'dataset'
+// :param namespace => 'food_delivery'
+// :param name => 'public.discounts'
+CALL () {
+  MATCH (n:Dataset {namespace: $namespace, name: $name}) WHERE $kind = 'dataset' RETURN n
+  UNION
+  MATCH (n:Job {namespace: $namespace, name: $name}) WHERE $kind = 'job' RETURN n
+  UNION
+  MATCH (n) WHERE $kind = 'namespace' AND (n:Dataset OR n:Job) AND n.namespace = $namespace RETURN n
+  UNION
+  WITH $kind AS kind WHERE kind = 'namespace'
+  MERGE (n:Namespace {name: $namespace}) ON CREATE SET n.createdAt = datetime()
+  RETURN n
+}
+SET n.deleted = datetime()
+RETURN count(n) AS deleted

@@ -1,0 +1,160 @@
+"""Marquez's API on our store, operation by operation, on Marquez's demo events: search, events,
+versions, run facets, filters, soft deletes, legacy writes and the tokens on writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from graph.db import Graph
+from graph.settings import Settings
+from ingest.log import SQLiteLog
+from tests.helpers import ingest_events, new_run_id, run_event
+
+pytestmark = pytest.mark.integration
+
+DEMO = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[3] / "shared" / "corpus")
+            ) / "MarquezProject__marquez" / "docker" / "metadata.json"
+NS = "food_delivery"
+M = "/api/v1/namespaces/food_delivery"
+
+
+@pytest.fixture
+def demo(graph: Graph, tmp_path: Path) -> tuple[Graph, SQLiteLog, list[dict[str, Any]]]:
+    if not DEMO.exists():
+        pytest.skip(f"Marquez's demo events not found at {DEMO} (set LINEAGE_CORPUS)")
+    events: list[dict[str, Any]] = json.loads(DEMO.read_text())
+    assert ingest_events(graph, events).loaded == len(events)
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append(events)
+    return graph, log, events
+
+
+@pytest.fixture
+def api(demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> Iterator[TestClient]:
+    graph, log, _ = demo
+    with TestClient(create_app(Settings(), graph, log), client=("127.0.0.1", 40000),
+                    base_url="http://localhost") as c:
+        yield c
+
+
+def test_search_by_fragment_with_filter_and_sort(api: TestClient) -> None:
+    found = api.get("/api/v1/search", params={"q": "ORDERS"}).json()
+    names = [r["name"] for r in found["results"]]
+    assert names == sorted(names) and found["totalCount"] == len(names) > 2
+    assert {"public.orders", "etl_orders"} <= set(names)
+    jobs = api.get("/api/v1/search", params={"q": "orders", "filter": "JOB"}).json()
+    assert {r["type"] for r in jobs["results"]} == {"JOB"}
+    assert all(r["nodeId"] == f"job:{NS}:{r['name']}" for r in jobs["results"])
+    assert api.get("/api/v1/search", params={"q": "orders", "limit": 1}).json()["totalCount"] \
+        == found["totalCount"]
+    assert api.get("/api/v1/search", params={"q": "orders", "after": "2030-01-01"}).json() == {
+        "totalCount": 0, "results": []}
+    assert api.get("/api/v1/search", params={"q": " "}).status_code == 422
+
+
+def test_events_window_sort_and_paging(api: TestClient,
+                                       demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> None:
+    events = demo[2]
+    times = sorted(e["eventTime"] for e in events)
+    newest = api.get("/api/v1/events/lineage", params={"limit": 3}).json()
+    assert newest["totalCount"] == len(events)
+    assert [e["eventTime"] for e in newest["events"]] == times[::-1][:3]
+    oldest = api.get("/api/v1/events/lineage",
+                     params={"sortDirection": "asc", "limit": 2, "offset": 1}).json()
+    assert [e["eventTime"] for e in oldest["events"]] == times[1:3]
+    window = api.get("/api/v1/events/lineage", params={
+        "after": times[0], "before": times[-1], "limit": 100}).json()  # after <= t < before
+    assert window["totalCount"] == sum(1 for t in times if times[0] <= t < times[-1])
+    assert api.get("/api/v1/events/lineage", params={"before": "yesterday"}).status_code == 422
+
+
+def test_versions_runs_and_facets(api: TestClient,
+                                  demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> None:
+    versions = api.get(f"{M}/jobs/etl_orders_7_days/versions").json()
+    assert versions["totalCount"] == 1
+    version = versions["versions"][0]
+    assert {d["name"] for d in version["inputs"]} >= {"public.orders"}
+    assert api.get(f"{M}/jobs/etl_orders_7_days/versions/{version['version']}").json()[
+        "latestRun"]["id"] == version["latestRun"]["id"]
+    assert api.get(f"{M}/jobs/etl_orders_7_days/versions/{new_run_id()}").status_code == 404
+    run_id = version["latestRun"]["id"]
+    facets = api.get(f"/api/v1/jobs/runs/{run_id}/facets", params={"type": "run"}).json()
+    assert facets["runId"] == run_id and "nominalTime" in facets["facets"]
+    job_facets = api.get(f"/api/v1/jobs/runs/{run_id}/facets", params={"type": "job"}).json()
+    assert "sql" in job_facets["facets"]
+    assert api.get(f"/api/v1/jobs/runs/{new_run_id()}").status_code == 404
+    assert api.get(f"{M}/datasets/public.orders/versions/{new_run_id()}").status_code == 404
+
+
+def test_jobs_filtered_by_the_state_of_their_latest_run(api: TestClient, graph: Graph) -> None:
+    every = api.get("/api/v1/jobs", params={"limit": 100}).json()
+    assert every["totalCount"] == 13 and all(j["id"]["namespace"] == NS for j in every["jobs"])
+    completed = api.get("/api/v1/jobs", params={"lastRunStates": "COMPLETED"}).json()
+    assert completed["totalCount"] == 13
+    assert api.get("/api/v1/jobs", params={"lastRunStates": "FAILED"}).json()["totalCount"] == 0
+    ingest_events(graph, [run_event("FAIL", new_run_id(), "etl_orders", ns=NS,
+                                    time="2030-01-01T00:00:00Z")])
+    failed = api.get("/api/v1/jobs", params={"lastRunStates": ["FAILED", "ABORTED"]}).json()
+    assert [j["name"] for j in failed["jobs"]] == ["etl_orders"]
+    assert failed["jobs"][0]["latestRun"]["state"] == "FAILED"
+
+
+def test_soft_delete_hides_until_reported_again(api: TestClient, graph: Graph) -> None:
+    gone = api.delete(f"{M}/datasets/public.discounts")
+    assert gone.status_code == 200 and gone.json()["name"] == "public.discounts"
+    assert api.get(f"{M}/datasets/public.discounts").status_code == 404
+    assert "public.discounts" not in {d["name"] for d in api.get(f"{M}/datasets").json()["datasets"]}
+    assert api.get("/api/v1/search", params={"q": "discounts", "filter": "DATASET"}).json()[
+        "totalCount"] == 0
+    ingest_events(graph, [run_event("COMPLETE", new_run_id(), "etl_discounts", ns=NS,
+                                    time="2030-01-01T00:00:00Z",
+                                    outputs=[{"namespace": NS, "name": "public.discounts"}])])
+    assert api.get(f"{M}/datasets/public.discounts").status_code == 200
+
+    assert api.delete(M).json()["name"] == NS
+    assert NS not in {n["name"] for n in api.get("/api/v1/namespaces").json()["namespaces"]}
+    assert api.get(f"{M}/jobs").status_code == 404
+    assert api.put(M, json={"ownerName": "me"}).json()["ownerName"] == "me"
+    assert api.get(M).status_code == 200
+
+
+def test_legacy_writes_point_to_openlineage(api: TestClient) -> None:
+    for method, path in (("put", f"{M}/datasets/x"), ("put", f"{M}/jobs/x"),
+                         ("post", f"{M}/jobs/x/runs"), ("post", f"/api/v1/jobs/runs/{new_run_id()}/complete"),
+                         ("put", "/api/v1/sources/x")):
+        r = api.request(method.upper(), path, json={})
+        assert r.status_code == 501, (path, r.text)
+        assert "POST /api/v1/lineage" in r.json()["detail"]
+
+
+def test_marquez_writes_need_a_write_token(demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]
+                                           ) -> None:
+    graph, log, _ = demo
+    app = create_app(Settings(api_tokens="reader-token-1:read,writer-token-1:write"), graph, log)
+    with TestClient(app, base_url="http://localhost") as c:
+        reader, writer = ({"Authorization": f"Bearer {t}"} for t in ("reader-token-1", "writer-token-1"))
+        assert c.get(f"{M}/datasets", headers=reader).status_code == 200
+        path = f"{M}/datasets/public.customers/tags/GOLD"
+        assert c.post(path, headers=reader).status_code == 403
+        assert c.post(path).status_code == 401
+        assert c.post(path, headers=writer).json()["tags"] == ["GOLD"]
+        assert c.delete(path, headers=writer).json()["tags"] == []
+
+
+def test_names_with_slashes_and_unknown_names(api: TestClient, graph: Graph) -> None:
+    ns = "postgres://db.example:5432"
+    ingest_events(graph, [run_event("COMPLETE", new_run_id(), "load", ns="etl",
+                                    outputs=[{"namespace": ns, "name": "public/raw.users"}])])
+    r = api.get("/api/v1/namespaces/postgres%3A%2F%2Fdb.example%3A5432/datasets/public%2Fraw.users")
+    assert r.status_code == 200 and r.json()["id"] == {"namespace": ns, "name": "public/raw.users"}
+    missing = api.get(f"{M}/datasets/public.nope")
+    assert missing.status_code == 404 and missing.json()["kind"] == "dataset"
+    assert api.get("/api/v1/namespaces/nowhere/jobs").status_code == 404
