@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict
 
 from impact.check import Report
+from impact.tag_reach import TagReport
 from impact.where import WhereReport
 
 
@@ -24,6 +25,27 @@ def where_csv(report: WhereReport) -> str:
                     " ".join(s.run for s in r.steps if s.run),
                     r.last_flowed.isoformat() if r.last_flowed else "",
                     " -> ".join(s.basis for s in r.steps)])
+    return buf.getvalue()
+
+
+def tag_reach_csv(report: TagReport) -> str:
+    """Every tagged column and every column its data reaches, one row per reach (a tagged
+    column that reaches nothing gets one row of its own), with whether a raw copy is tagged."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["tag", "source", "source_tags", "namespace", "dataset", "column", "label",
+                "distance", "path", "jobs", "tagged", "basis"])
+    tagged = {(c.namespace, c.dataset, c.column) for c in report.raw_copies if c.tagged}
+    tagged |= {(s.source.namespace, s.source.dataset, s.source.column) for s in report.sources}
+    for s in report.sources:
+        head = [report.tag, s.source.key, "; ".join(s.source.tags)]
+        if not s.reaches:
+            w.writerow([*head, "", "", "", "", "", "", "", "", s.note or "reaches nothing"])
+        for r in s.reaches:
+            path = " -> ".join([r.steps[0].source, *(x.target for x in r.steps)])
+            w.writerow([*head, r.namespace, r.dataset, r.column, r.label, r.distance, path,
+                        " ".join(r.jobs), (r.namespace, r.dataset, r.column) in tagged,
+                        " -> ".join(x.basis for x in r.steps)])
     return buf.getvalue()
 
 

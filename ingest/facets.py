@@ -83,7 +83,24 @@ def owners(facet: dict[str, Any]) -> list[str]:
             for o in facet.get("owners") or []]
 
 
+FIELD_TAG = "\x1f"
+"""Separates a field's name from its tag in a dataset's ``fieldTags`` (``email<US>PII``)."""
+
+
+def tag_name(key: object, value: object) -> str:
+    """A tags-facet entry as one name: the key alone when the value only says "yes" (``pii`` /
+    ``true``), else ``key:value`` (``classification:PII``)."""
+    shown = "" if value is None else str(value)
+    return str(key) if shown.lower() in ("", "true") or shown == str(key) else f"{key}:{shown}"
+
+
 def tags(facet: dict[str, Any]) -> list[str]:
-    """A tags facet's tags as ``key:value``."""
-    return [f"{t.get('key')}:{t.get('value')}" for t in facet.get("tags") or []
-            if isinstance(t, dict)]
+    """A tags facet's tags of the dataset (or job, or run) itself: entries without ``field``."""
+    return sorted({tag_name(t.get("key"), t.get("value")) for t in facet.get("tags") or []
+                   if isinstance(t, dict) and not t.get("field")})
+
+
+def field_tags(facet: dict[str, Any]) -> list[str]:
+    """A dataset tags facet's per-field tags (entries with ``field``) as ``field<US>tag``."""
+    return sorted({f"{t['field']}{FIELD_TAG}{tag_name(t.get('key'), t.get('value'))}"
+                   for t in facet.get("tags") or [] if isinstance(t, dict) and t.get("field")})

@@ -13,7 +13,7 @@ from typing import Any
 
 from ingest.column_lineage import column_lineage
 from ingest.explicit_lineage import explicit_lineage
-from ingest.facets import capped_json, facet_props, flatten, lift, live, owners, tags
+from ingest.facets import capped_json, facet_props, field_tags, flatten, lift, live, owners, tags
 from ingest.rows import Rows
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
@@ -180,7 +180,8 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
     lift(facets, "documentation", props, lambda f: {"description": f["description"]},
          ("description",))
     lift(facets, "ownership", props, lambda f: {"owners": owners(f)}, ("owners",))
-    lift(facets, "tags", props, lambda f: {"tags": tags(f)}, ("tags",))
+    lift(facets, "tags", props, lambda f: {"tags": tags(f), "fieldTags": field_tags(f)},
+         ("tags", "fieldTags"))
     lift(facets, "dataSource", props, lambda f: {
         "dataSourceName": f.get("name"),
         "dataSourceUri": f.get("uri")},

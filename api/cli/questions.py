@@ -1,11 +1,11 @@
-"""Questions: blast radius (``impact``), ``upstream``, ``show``, ``root-cause``, GDPR ``where``.
+"""Questions: blast radius (``impact``), ``upstream``, ``show``, ``root-cause`` (GDPR ``where``
+is in ``gdpr``).
 
 Each one only reads the graph (see :func:`api.cli.common.reading_graph`).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,7 +29,6 @@ from api.cli.common import (
     when,
 )
 from api.cli.render import dump
-from api.reports import where_csv
 
 if TYPE_CHECKING:
     from graph.db import Graph
@@ -259,37 +258,3 @@ def show_root_cause(answer: Any, fmt: str) -> None:
                   "what": c.summary, "path": " <- ".join(c.path)}
                  for i, c in enumerate(answer.candidates, 1)] if fmt == "plain" else answer,
                 ["rank", "score", "kind", "distance", "what", "path"], fmt)
-
-
-@app.command("where", rich_help_panel="Ask")
-def where_cmd(
-    namespace: DatasetNs,
-    dataset: Annotated[str, typer.Argument(help="Dataset of the column, e.g. public.users")],
-    column: ColumnName,
-    depth: Depth = None,
-    as_of: AsOf = None,
-    retired: Retired = False,
-    as_json: AsJson = False,
-    csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
-    fmt: Format = "table",
-) -> None:
-    """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence."""
-    import dataclasses
-
-    from impact.where import where
-
-    moment = when(as_of)
-    report = question(lambda g: where(g, namespace, dataset, column, depth, moment, retired))
-    if csv_out:
-        sys.stdout.write(where_csv(report))
-        return
-    if as_json or fmt == "json":
-        dump({**dataclasses.asdict(report), "counts": report.counts()})
-        return
-    if fmt == "plain":
-        render.rows([{"label": r.label, "dataset": r.dataset, "column": r.column,
-                      "distance": r.distance, "jobs": ",".join(r.jobs),
-                      "last flowed": render.stamp(r.last_flowed)} for r in report.reaches],
-                    ["label", "dataset", "column", "distance", "jobs", "last flowed"], "plain")
-        return
-    render.show_where(report)

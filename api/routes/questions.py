@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse
 from api.deps import READ, AsOf, Depth, G, Name, Ns, Retired
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
-from api.reports import where_csv
+from api.reports import tag_reach_csv, where_csv
 from impact import blast_radius as br
 from impact import check as check_mod
 from impact import freshness as fr
@@ -19,6 +19,10 @@ from impact import root_cause, upstream
 from impact import where as where_q
 from impact.answers import clamp_depth
 from impact.changes import CheckInputError, parse_change
+from impact.tag_reach import tag_reach
+
+OptNs = Annotated[str | None, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]
+OptName = Annotated[str | None, Query(min_length=1)]
 
 router = APIRouter(tags=["questions"], dependencies=[READ], responses=RESPONSES)
 
@@ -68,11 +72,25 @@ def root_cause_run(graph: G, run_id: str, as_of: AsOf, depth: Depth = None) -> A
 
 
 @router.get("/api/v1/where",
-            summary="GDPR: every column a column's data reaches, raw / transformed / masked / "
-                    "aggregated / influence; JSON or CSV",
+            summary="GDPR: every column a column's data reaches (or the data of every column "
+                    "tagged TAG), raw / transformed / masked / aggregated / influence; JSON or CSV",
             responses={200: {"content": {"text/csv": {}}}})
-def where(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf, depth: Depth = None,
-          format: Literal["json", "csv"] = "json", retired: Retired = False) -> Any:
+def where(graph: G, as_of: AsOf, namespace: OptNs = None, dataset: OptName = None,
+          column: OptName = None, tag: Annotated[str | None, Query(
+              min_length=1, max_length=256, description="Instead of one column: every column "
+              "carrying this tag (e.g. PII), from producers' tags facets or the API")] = None,
+          depth: Depth = None, format: Literal["json", "csv"] = "json",
+          retired: Retired = False) -> Any:
+    if tag is not None:
+        if namespace or dataset or column:
+            raise BadParam("tag", "give either tag or namespace, dataset and column, not both")
+        found = tag_reach(graph, tag, depth, as_of, retired)
+        if format == "csv":
+            return PlainTextResponse(tag_reach_csv(found), media_type="text/csv")
+        return to_json({**dataclasses.asdict(found), "summary": found.summary(),
+                        "untaggedRaw": [dataclasses.asdict(c) for c in found.untagged_raw]})
+    if not (namespace and dataset and column):
+        raise BadParam("column", "give namespace, dataset and column (or tag)")
     report = where_q.where(graph, namespace, dataset, column, depth, as_of, retired)
     if format == "csv":
         return PlainTextResponse(where_csv(report), media_type="text/csv")

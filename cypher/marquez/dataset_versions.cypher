@@ -23,7 +23,8 @@ CALL (d, made) {
 }
 RETURN properties(d) AS props, size(made) AS total, writes,
        COLLECT { MATCH (d)-[:HAS_COLUMN]->(c:Column) WHERE c.writtenFirstSeen IS NOT NULL
-                 RETURN {name: c.name, type: c.type, description: c.description, tags: coalesce(c.tags, []) + [(c)-[:TAGGED]->(t:Tag) | t.name],
+                 RETURN {name: c.name, type: c.type, description: c.description, tags: [t IN coalesce(d.fieldTags, []) WHERE t STARTS WITH c.name + '\u001f'
+                               | substring(t, size(c.name) + 1)] + [(c)-[:TAGGED]->(t:Tag) | t.name],
                          from: c.writtenFirstSeen,
                          until: CASE WHEN c.schemaDigest = d.schemaDigest
                                       AND d.schemaLastSeen > c.writtenLastSeen

@@ -4,7 +4,7 @@
 // Param $name: one dataset's name, or null for all of the namespace
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
-// Returns: props (the node's properties), fields (name, type, description, tags: the producer's and the API's), apiTags (tags set through the API), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), total
+// Returns: props (the node's properties), fields (name, type, description, tags: the producer's, from the tags facet's entries for a field, and the API's), apiTags (tags set through the API), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), total
 // :param namespace => 'food_delivery'
 // :param name => null
 // :param skip => 0
@@ -31,7 +31,9 @@ OPTIONAL CALL (d) {
 }
 RETURN properties(d) AS props,
        [c IN current WHERE c IS NOT NULL | {name: c.name, type: c.type, description: c.description,
-                                            tags: coalesce(c.tags, []) + [(c)-[:TAGGED]->(t:Tag) | t.name]}] AS fields,
+                                            tags: [t IN coalesce(d.fieldTags, []) WHERE t STARTS WITH c.name + '\u001f'
+                                                  | substring(t, size(c.name) + 1)]
+                                                + [(c)-[:TAGGED]->(t:Tag) | t.name]}] AS fields,
        [(d)-[:TAGGED]->(t:Tag) | t.name] AS apiTags,
        CASE WHEN runId IS NULL THEN null ELSE {runId: runId, time: at} END AS written,
        COLLECT { MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(d)
