@@ -29,6 +29,8 @@ SCHEMAS = {
     "dashboards.revenue": ["country", "revenue"],
     "ml.user_features": ["user_id", "email", "order_count"],
 }
+# the producer marks personal data with the tags facet: `lineage where --tag PII`
+PII = {"raw.users": ["email", "full_name"]}
 OWNERS = {"raw.users": "team:identity", "raw.orders": "team:checkout",
           "marts.revenue_by_country": "team:finance", "ml.user_features": "team:ml"}
 
@@ -49,6 +51,9 @@ def _dataset(name: str, lineage: dict[str, list[Source]] | None = None) -> dict[
     if name in OWNERS:
         facets["ownership"] = {"_producer": PRODUCER, "owners": [
             {"name": OWNERS[name].split(":")[1], "type": "team"}]}
+    if name in PII:
+        facets["tags"] = {"_producer": PRODUCER, "tags": [
+            {"key": "PII", "value": "true", "field": f, "source": "CATALOG"} for f in PII[name]]}
     if lineage:
         facets["columnLineage"] = {"_producer": PRODUCER, "fields": {
             out: {"inputFields": [

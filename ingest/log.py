@@ -198,6 +198,14 @@ class SQLiteLog:
                            "LIMIT ? OFFSET ?", (*params, limit, offset))
         return [json.loads(body) for (body,) in cur], int(total)
 
+    @_log_errors
+    def types_between(self, after: float, before: float) -> dict[str, int]:
+        """How many events of each eventType have an eventTime in [after, before)."""
+        cur = self._conn().execute(
+            "SELECT json_extract(body, '$.eventType'), count(*) FROM events "
+            "WHERE event_time >= ? AND event_time < ? GROUP BY 1", (after, before))
+        return {str(kind): int(n) for kind, n in cur if kind is not None}
+
     def scan(self, batch: int = 5000) -> Iterator[Entry]:
         """Every entry from the beginning, in order."""
         after = 0

@@ -1,9 +1,11 @@
-"""Marquez's sources, tags, search and raw events (from our durable log) at Marquez's paths."""
+"""Marquez's sources, tags, search, raw events (from our durable log), run lineage and stats at
+Marquez's paths."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Query, Request
 
@@ -13,6 +15,7 @@ from api.paths import SlashRoute
 from api.routes.marquez_catalog import MLimit, MOffset
 from graph.errors import NotFound
 from impact import marquez_models as mm
+from impact import marquez_stats as ms
 from ingest.times import parse_time
 
 router = APIRouter(prefix="/api/v1", tags=["marquez"], dependencies=[READ],
@@ -99,3 +102,36 @@ def events(request: Request, limit: MLimit, offset: MOffset = 0) -> Any:
 def namespace_events(request: Request, namespace: str, limit: MLimit,
                      offset: MOffset = 0) -> Any:
     return _events(request, _BEFORE, _AFTER, "desc", limit, offset, namespace)
+
+
+@router.get("/runlineage/upstream",
+            summary="A run, the runs that produced the versions it read, and theirs (Marquez)")
+def run_lineage(graph: G, run_id: Annotated[str, Query(alias="runId", min_length=1)],
+                depth: Annotated[int, Query(ge=0, le=50)] = 20) -> Any:
+    return ms.run_upstream(graph, run_id, depth)
+
+
+Period = Annotated[Literal["DAY", "WEEK"], Query(description="DAY: the last 24 hours by the hour; "
+                                                 "WEEK: the last 7 days in timezone")]
+Zone = Annotated[str | None, Query(description="An IANA time zone, e.g. Europe/Paris (WEEK)")]
+
+
+def _windows(period: str, timezone: str | None) -> list[tuple[datetime, datetime]]:
+    try:
+        return ms.intervals(period, timezone)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise BadParam("timezone", f"not a time zone: {timezone!r}") from e
+
+
+@router.get("/stats/lineage-events", summary="Events by type per hour or day (Marquez)")
+def stats_events(request: Request, period: Period, timezone: Zone = None) -> Any:
+    if period == "WEEK" and not timezone:
+        raise BadParam("timezone", "Timezone must be specified for period 'WEEK'")
+    return ms.event_stats(services(request).log().types_between, _windows(period, timezone))
+
+
+@router.get("/stats/{kind}", summary="How many datasets, jobs or sources existed, per hour or "
+                                     "day (Marquez)")
+def stats_counts(graph: G, kind: Literal["datasets", "jobs", "sources"], period: Period,
+                 timezone: Zone = None) -> Any:
+    return ms.cumulative(graph, kind, _windows(period, timezone))

@@ -158,3 +158,47 @@ def test_names_with_slashes_and_unknown_names(api: TestClient, graph: Graph) -> 
     missing = api.get(f"{M}/datasets/public.nope")
     assert missing.status_code == 404 and missing.json()["kind"] == "dataset"
     assert api.get("/api/v1/namespaces/nowhere/jobs").status_code == 404
+
+
+def test_run_lineage_upstream(api: TestClient,
+                              demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> None:
+    events = demo[2]
+    run_of = {e["job"]["name"]: e["run"]["runId"] for e in events}
+    body = api.get("/api/v1/runlineage/upstream",
+                   params={"runId": run_of["etl_delivery_7_days"]}).json()
+    jobs = [r["job"]["name"] for r in body["runs"]]
+    # the run itself, the writers of its five inputs, and the four writers of orders_7_days' inputs
+    assert jobs[0] == "etl_delivery_7_days" and set(jobs) == {
+        "etl_delivery_7_days", "etl_orders_7_days", "etl_customers", "etl_order_status",
+        "etl_drivers", "etl_restaurants", "etl_menus", "etl_menu_items", "etl_orders",
+        "etl_categories"}
+    first = body["runs"][0]
+    assert first["run"]["status"] == "COMPLETED"
+    produced = {i["name"]: i["producedByRunId"] for i in first["inputs"]}
+    assert produced["public.orders_7_days"] == run_of["etl_orders_7_days"]
+    shallow = api.get("/api/v1/runlineage/upstream",
+                      params={"runId": run_of["etl_delivery_7_days"], "depth": 0}).json()
+    assert len(shallow["runs"]) == 1
+    assert api.get("/api/v1/runlineage/upstream", params={"runId": new_run_id()}).status_code == 404
+
+
+def test_stats_by_hour_and_day(api: TestClient, graph: Graph,
+                               demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> None:
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC).isoformat()
+    fresh = [run_event("START", new_run_id(), "fresh_job", ns=NS, time=now),
+             run_event("FAIL", new_run_id(), "fresh_job", ns=NS, time=now)]
+    ingest_events(graph, fresh)
+    demo[1].append(fresh)
+    day = api.get("/api/v1/stats/lineage-events", params={"period": "DAY"}).json()
+    assert len(day) == 24 and day[-1]["start"] == 1 and day[-1]["fail"] == 1
+    assert sum(h["complete"] for h in day) == 0  # the demo's events are from 2020
+    week = api.get("/api/v1/stats/lineage-events",
+                   params={"period": "WEEK", "timezone": "Europe/Paris"}).json()
+    assert len(week) == 7 and week[-1]["fail"] == 1
+    assert api.get("/api/v1/stats/lineage-events", params={"period": "WEEK"}).status_code == 422
+    jobs = api.get("/api/v1/stats/jobs", params={"period": "DAY"}).json()
+    assert jobs[0]["count"] == 13 and jobs[-1]["count"] == 14
+    assert api.get("/api/v1/stats/sources", params={"period": "WEEK",
+                                                    "timezone": "Mars/Base"}).status_code == 422
