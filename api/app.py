@@ -54,5 +54,6 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     for area in (ops, ingest, questions, lookups, marquez, marquez_catalog, marquez_more,
                  marquez_writes):
         app.include_router(area.router)
+    app.include_router(marquez_more.beta)
     docs.install(app)
     return app

@@ -1,6 +1,8 @@
 """Every error the HTTP API answers, in one shape, from one place.
 
-Each error body is ``{"error": SHORT, "detail": SENTENCE, "status": CODE}`` plus, where they apply,
+Each error body is ``{"error": SHORT, "detail": SENTENCE, "status": CODE, "code": CODE, "message":
+SENTENCE}`` (``code`` and ``message`` are Marquez's names for the same, which its clients read) plus,
+where they apply,
 ``errors`` (each invalid field: ``loc`` such as ``["query", "asOf"]``, ``msg``, ``type``), ``kind``
 and ``key`` (what was not found). The mapping from domain errors (:mod:`graph.errors`, the
 questions' input errors) to statuses is :func:`install`; FastAPI's own validation errors and
@@ -51,6 +53,8 @@ class ErrorBody(BaseModel):
     error: str
     detail: str
     status: int
+    code: int
+    message: str
     errors: list[FieldError] | None = None
     kind: str | None = None
     key: str | None = None
@@ -74,7 +78,7 @@ class BadParam(LineageError):
 def body(status: int, detail: str, **extra: Any) -> dict[str, Any]:
     """An error body: the short name of the status, the sentence, and any extra fields."""
     return {"error": SHORT.get(status, "error"), "detail": detail, "status": status,
-            **{k: v for k, v in extra.items() if v is not None}}
+            "code": status, "message": detail, **{k: v for k, v in extra.items() if v is not None}}
 
 
 def answer(status: int, detail: str, headers: Mapping[str, str] | None = None,

@@ -12,6 +12,7 @@ for all its fields) returns DATASET_FIELD nodes, upstream by default, downstream
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -20,6 +21,7 @@ from graph.db import Graph
 from graph.errors import LineageError, NotFound
 from impact.answers import clamp_depth
 
+_VERSION = re.compile(r"#[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 KINDS = {"dataset": "Dataset", "job": "Job", "datasetField": "Column"}
 # Every split of an id at its ':' is a candidate (namespaces hold ':' themselves). Bounded so that
 # resolving an id costs at most a few hundred candidates: a datasetField id with 1,200 ':' made
@@ -66,6 +68,9 @@ def parse_node_id(graph: Graph, node_id: str) -> NodeId:
     every split is tried against the graph. Raises BadNodeId or NotFound."""
     if len(node_id) > MAX_NODE_ID:
         raise BadNodeId(f"nodeId is {len(node_id)} characters long, over the limit of {MAX_NODE_ID}")
+    # Marquez's clients may name a version (dataset:ns:name#UUID); we answer with the lineage
+    # current now, which holds every version's edges that are not retired
+    node_id = _VERSION.sub("", node_id)
     kind, sep, rest = node_id.partition(":")
     if rest.count(":") > MAX_COLONS:
         raise BadNodeId(f"nodeId has {rest.count(':')} ':' after its kind, over the limit of "

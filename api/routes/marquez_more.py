@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Query, Request
 
+from api import errors
 from api.deps import READ, G, services
 from api.errors import RESPONSES, BadParam
 from api.paths import SlashRoute
@@ -135,3 +136,14 @@ def stats_events(request: Request, period: Period, timezone: Zone = None) -> Any
 def stats_counts(graph: G, kind: Literal["datasets", "jobs", "sources"], period: Period,
                  timezone: Zone = None) -> Any:
     return ms.cumulative(graph, kind, _windows(period, timezone))
+
+
+
+beta = APIRouter(prefix="/api/v2beta", tags=["marquez"], dependencies=[READ])
+
+
+@beta.get("/search/{kind}", status_code=503,
+          summary="Marquez's OpenSearch search: 503, as Marquez answers without OpenSearch")
+def search_beta(kind: Literal["datasets", "jobs"], q: Annotated[str, Query(min_length=1)]) -> Any:
+    return errors.answer(503, "search through OpenSearch is not offered; use GET /api/v1/search, "
+                              "as Marquez's web UI does when OpenSearch is off")

@@ -34,7 +34,8 @@ CALL () {
                    WHERE $includeRetired OR x.retired IS NULL RETURN d } AS ins, 1 AS base
 }
 // datasets downstream (read by a job that writes the next), with how many jobs lie on the way
-CALL (outs, base) {
+// (OPTIONAL: a job that writes nothing, or reads nothing below, still answers with itself)
+OPTIONAL CALL (outs, base) {
   UNWIND outs AS d
   RETURN d, base AS hops
   UNION
@@ -54,7 +55,7 @@ CALL (d, hops) {
 }
 WITH s, ins, base, collect(n) AS down
 // the same upstream: datasets written by a job that reads the previous, and their writers
-CALL (ins, base) {
+OPTIONAL CALL (ins, base) {
   UNWIND ins AS d
   RETURN d, base AS hops
   UNION

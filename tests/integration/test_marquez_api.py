@@ -202,3 +202,23 @@ def test_stats_by_hour_and_day(api: TestClient, graph: Graph,
     assert jobs[0]["count"] == 13 and jobs[-1]["count"] == 14
     assert api.get("/api/v1/stats/sources", params={"period": "WEEK",
                                                     "timezone": "Mars/Base"}).status_code == 422
+
+
+def test_lineage_accepts_marquez_version_suffixes(api: TestClient) -> None:
+    version = api.get(f"{M}/datasets/public.orders").json()["currentVersion"]
+    plain = api.get("/api/v1/lineage", params={"nodeId": f"dataset:{NS}:public.orders"}).json()
+    versioned = api.get("/api/v1/lineage",
+                        params={"nodeId": f"dataset:{NS}:public.orders#{version}"})
+    assert versioned.status_code == 200 and versioned.json() == plain
+    job = api.get("/api/v1/lineage", params={"nodeId": f"job:{NS}:etl_orders#{new_run_id()}"})
+    assert job.status_code == 200 and job.json()["graph"]
+    assert api.get("/api/v2beta/search/jobs", params={"q": "orders"}).status_code == 503
+
+
+def test_lineage_of_a_job_without_inputs_or_outputs(api: TestClient) -> None:
+    loader = api.get("/api/v1/lineage", params={"nodeId": f"job:{NS}:etl_orders", "depth": 1})
+    ids = {n["id"] for n in loader.json()["graph"]}
+    assert {f"job:{NS}:etl_orders", f"dataset:{NS}:public.orders"} <= ids
+    sink = api.get("/api/v1/lineage", params={"nodeId": f"job:{NS}:email_discounts", "depth": 1})
+    ids = {n["id"] for n in sink.json()["graph"]}
+    assert {f"job:{NS}:email_discounts", f"dataset:{NS}:public.discounts"} <= ids

@@ -27,6 +27,13 @@ _FOUND = list(schemathesis.openapi.from_asgi("/openapi.json", create_app(Setting
                                             headers={"Host": "localhost"}).get_all_operations())
 OPERATIONS = sorted(f"{found.ok().method.upper()} {found.ok().path}"
                     for found in _FOUND if isinstance(found, Ok))
+# Marquez's legacy writes answer 501 and its OpenSearch search 503, as documented in
+# docs/marquez.md: the only 5xx allowed, each with its reason
+NOT_OFFERED = {"PUT /api/v1/namespaces/{namespace}/datasets/{dataset}",
+               "PUT /api/v1/namespaces/{namespace}/jobs/{job}",
+               "POST /api/v1/namespaces/{namespace}/jobs/{job}/runs",
+               "POST /api/v1/jobs/runs/{run_id}/{transition}", "PUT /api/v1/sources/{source}",
+               "GET /api/v2beta/search/{kind}"}
 
 
 def test_every_operation_of_the_description_is_valid() -> None:
@@ -54,6 +61,9 @@ def test_no_operation_answers_5xx(api_schema, operation: str) -> None:  # type: 
     def run(data: st.DataObject) -> None:
         case = data.draw(op.as_strategy())
         response = case.call(headers={"Authorization": f"Bearer {TOKEN}"})
+        if operation in NOT_OFFERED and response.status_code in (501, 503):
+            assert "/api/v1/" in response.json()["detail"]  # says what to use instead
+            return
         case.validate_response(response, checks=[not_a_server_error])
 
     run()
