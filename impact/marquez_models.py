@@ -88,8 +88,8 @@ def dataset(row: dict[str, Any]) -> dict[str, Any]:
                                               uri=p.get("dataSourceUri")))
     return {
         "id": {"namespace": ns, "name": name}, "type": "DB_TABLE", "name": name,
-        "physicalName": name, "createdAt": iso(p.get("firstSeen")),
-        "updatedAt": iso(p.get("lastSeen")), "namespace": ns,
+        "physicalName": name, "createdAt": iso(row.get("createdAt", p.get("firstSeen"))),
+        "updatedAt": iso(row.get("updatedAt", p.get("lastSeen"))), "namespace": ns,
         "sourceName": p.get("dataSourceName") or "default", "fields": fields,
         "tags": all_tags(p, row), "lastModifiedAt": iso(row.get("lastModifiedAt")),
         "lastLifecycleState": p.get("lifecycleState"), "description": p.get("description"),

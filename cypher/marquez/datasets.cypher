@@ -4,7 +4,7 @@
 // Param $name: one dataset's name, or null for all of the namespace
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
-// Returns: props (the node's properties), fields (name, type, description, tags: the producer's, from the tags facet's entries for a field, and the API's), apiTags (tags set through the API), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), total
+// Returns: props (the node's properties), fields (name, type, description, tags: the producer's, from the tags facet's entries for a field, and the API's), apiTags (tags set through the API), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), createdAt and updatedAt (its first and latest event times, or its readers'), total
 // :param namespace => 'food_delivery'
 // :param name => null
 // :param skip => 0
@@ -38,4 +38,7 @@ RETURN properties(d) AS props,
        CASE WHEN runId IS NULL THEN null ELSE {runId: runId, time: at} END AS written,
        COLLECT { MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(d)
                  RETURN r.completeTime AS t ORDER BY t DESC LIMIT 1 }[0] AS lastModifiedAt,
+       // a dataset only column lineage names has no event times of its own: its readers' first
+       coalesce(d.firstSeen, COLLECT { MATCH (:Job)-[e:READS]->(d) RETURN e.firstSeen AS t ORDER BY t LIMIT 1 }[0]) AS createdAt,
+       coalesce(d.lastSeen, COLLECT { MATCH (:Job)-[e:READS]->(d) RETURN e.lastSeen AS t ORDER BY t DESC LIMIT 1 }[0]) AS updatedAt,
        size(found) AS total
