@@ -17,17 +17,25 @@ from impact import marquez_models as mm
 MAX_VERSIONS = 10_000  # writes (runs) read to answer one dataset's or job's versions
 
 
-def dataset_versions(graph: Graph, namespace: str, name: str, limit: int,
-                     offset: int) -> dict[str, Any]:
-    found = _dataset_versions(graph, namespace, name)
+def _page(found: list[dict[str, Any]], limit: int, offset: int) -> dict[str, Any]:
     return {"totalCount": len(found), "versions": found[offset:offset + limit]}
 
 
-def dataset_version(graph: Graph, namespace: str, name: str, version: str) -> dict[str, Any]:
-    for v in _dataset_versions(graph, namespace, name):
+def _pick(found: list[dict[str, Any]], version: str, kind: str, key: str) -> dict[str, Any]:
+    for v in found:
         if v["version"] == version.lower():
             return v
-    raise NotFound("dataset version", f"{namespace}:{name}#{version}", version)
+    raise NotFound(f"{kind} version", f"{key}#{version}", version)
+
+
+def dataset_versions(graph: Graph, namespace: str, name: str, limit: int,
+                     offset: int) -> dict[str, Any]:
+    return _page(_dataset_versions(graph, namespace, name), limit, offset)
+
+
+def dataset_version(graph: Graph, namespace: str, name: str, version: str) -> dict[str, Any]:
+    return _pick(_dataset_versions(graph, namespace, name), version, "dataset",
+                 f"{namespace}:{name}")
 
 
 def _dataset_versions(graph: Graph, namespace: str, name: str) -> list[dict[str, Any]]:
@@ -64,15 +72,11 @@ def _version(p: dict[str, Any], write: dict[str, Any], columns: list[dict[str, A
 
 def job_versions(graph: Graph, namespace: str, name: str, limit: int,
                  offset: int) -> dict[str, Any]:
-    found = _job_versions(graph, namespace, name)
-    return {"totalCount": len(found), "versions": found[offset:offset + limit]}
+    return _page(_job_versions(graph, namespace, name), limit, offset)
 
 
 def job_version(graph: Graph, namespace: str, name: str, version: str) -> dict[str, Any]:
-    for v in _job_versions(graph, namespace, name):
-        if v["version"] == version.lower():
-            return v
-    raise NotFound("job version", f"{namespace}:{name}#{version}", version)
+    return _pick(_job_versions(graph, namespace, name), version, "job", f"{namespace}:{name}")
 
 
 def _job_versions(graph: Graph, namespace: str, name: str) -> list[dict[str, Any]]:

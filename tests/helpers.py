@@ -158,3 +158,43 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def point_cli_at_test_server(monkeypatch: Any) -> None:
+    """Environment for the CLI (in process) to reach the tests' Neo4j: the one NEO4J_URI names,
+    else the local test server's state directory and ports."""
+    import os
+
+    from graph.settings import get_settings
+    from tests.conftest import server_settings
+
+    if not os.environ.get("NEO4J_URI"):
+        s = server_settings()
+        monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))
+        monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", str(s.neo4j_bolt_port))
+        monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", str(s.neo4j_http_port))
+    get_settings.cache_clear()
+
+
+def start_serve(env: dict[str, str]) -> tuple[Any, str]:
+    """`lineage serve` in a subprocess on a free loopback port, once it answers /health:
+    (the process, its base URL). Terminate the process when done."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"{base}/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    return proc, base

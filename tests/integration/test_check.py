@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,8 +23,7 @@ from graph.db import Graph
 from graph.settings import Settings, get_settings
 from impact.changes import Change, CheckInputError, parse_change
 from impact.check import check, widens
-from tests.conftest import server_settings
-from tests.helpers import dataset, ingest_events, new_run_id, run_event
+from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration
 T = "2024-06-01T02:00:00Z"
@@ -144,12 +142,7 @@ def test_markdown_report_reads_as_a_pull_request_comment(scenario: Graph) -> Non
 
 @pytest.fixture
 def cli(scenario: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
-    if not os.environ.get("NEO4J_URI"):
-        s = server_settings()
-        monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))
-        monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", str(s.neo4j_bolt_port))
-        monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", str(s.neo4j_http_port))
-    get_settings.cache_clear()
+    point_cli_at_test_server(monkeypatch)
     yield CliRunner()
     get_settings.cache_clear()
 

@@ -15,7 +15,7 @@ from graph.db import Graph
 from graph.settings import get_settings
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import read_file
-from tests.conftest import server_settings
+from tests.helpers import point_cli_at_test_server, start_serve
 
 pytestmark = pytest.mark.integration
 
@@ -27,13 +27,8 @@ NS = "postgres://warehouse:5432"
 def cli(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
     """The CLI pointed at the test server, with the example graph loaded."""
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
-    if not os.environ.get("NEO4J_URI"):
-        s = server_settings()
-        monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))
-        monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", str(s.neo4j_bolt_port))
-        monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", str(s.neo4j_http_port))
     monkeypatch.delenv("LINEAGE_API_TOKENS", raising=False)
-    get_settings.cache_clear()
+    point_cli_at_test_server(monkeypatch)
     yield CliRunner()
     get_settings.cache_clear()
 
@@ -87,25 +82,10 @@ def test_serve_refuses_a_public_address_without_tokens(cli: CliRunner) -> None:
 
 
 def test_serve_answers_over_real_http(cli: CliRunner, tmp_path: Path) -> None:
-    import socket
-    import subprocess
-    import sys
-    import time
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-                            env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc, base = start_serve(os.environ.copy())
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
         with urllib.request.urlopen(f"{base}/api/v1/namespaces", timeout=5) as r:
             assert NS in [n["name"] for n in json.load(r)["namespaces"]]
         with urllib.request.urlopen(f"{base}/docs", timeout=5) as r:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 
 from graph.db import Graph
 from tests.conftest import server_settings
+from tests.helpers import start_serve
 
 pytestmark = pytest.mark.integration
 
@@ -62,20 +61,9 @@ def demo() -> list[dict[str, Any]]:
 @pytest.fixture
 def served(graph: Graph, demo: list[dict[str, Any]], tmp_path: Path) -> Iterator[str]:
     """`lineage serve` on a free port with the demo events and our example posted and loaded."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = _env(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    proc, base = start_serve(env)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"{base}/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
         shop = [json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()]
         for event in demo + shop:
             _post(base, event)

@@ -16,8 +16,7 @@ from api.app import create_app
 from api.cli import app as cli_app
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from tests.conftest import server_settings
-from tests.helpers import dataset, ingest_events, new_run_id, run_event
+from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration
 
@@ -99,14 +98,7 @@ def test_where_from_a_tag_groups_by_source_and_names_untagged_raw_copies(api: Te
 
 
 def test_cli_where_tag(api: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    if not os.environ.get("NEO4J_URI"):
-        s = server_settings()
-        monkeypatch.setenv("LINEAGE_STATE_DIR", str(s.state_dir))
-        monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", str(s.neo4j_bolt_port))
-        monkeypatch.setenv("LINEAGE_NEO4J_HTTP_PORT", str(s.neo4j_http_port))
-    get_settings.cache_clear()
+    point_cli_at_test_server(monkeypatch)
     try:
         r = CliRunner().invoke(cli_app, ["where", "--tag", "pii", "--json"])
         assert r.exit_code == 0, r.output
