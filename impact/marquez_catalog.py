@@ -1,12 +1,13 @@
 """Marquez's read API over our graph: namespaces, sources, datasets and their versions, jobs,
 their versions and runs, one run, tags and search (``impact.marquez_models`` builds the JSON).
 
-Every function answers what Marquez answers for the same request, or raises NotFound with
-Marquez's words ("Namespace not found", ...) where Marquez answers 404.
+Every function answers what Marquez answers for the same request, or raises NotFound (a 404 with
+what was looked for) where Marquez answers 404.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from graph.db import Graph
@@ -58,7 +59,7 @@ def _known_namespace(graph: Graph, name: str) -> None:
 
 
 def jobs(graph: Graph, namespace_name: str | None, limit: int, offset: int,
-         last_run_states: list[str] | None = None) -> dict[str, Any]:
+         last_run_states: Sequence[str] | None = None) -> dict[str, Any]:
     if namespace_name is not None:
         _known_namespace(graph, namespace_name)
     states = None

@@ -4,7 +4,7 @@ tags and search, at Marquez's paths with its parameters, paging and field names
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
@@ -26,6 +26,8 @@ def marquez_limit(request: Request, limit: Annotated[int, Query(
 
 
 MLimit = Annotated[int, Depends(marquez_limit)]
+RunStates = Annotated[list[Literal["NEW", "RUNNING", "COMPLETED", "FAILED", "ABORTED"]] | None, Query(
+    alias="lastRunStates", description="Keep jobs whose latest run is in these states")]
 MOffset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.")]
 
 
@@ -63,16 +65,14 @@ def dataset_version(graph: G, namespace: str, dataset: str, version: str) -> Any
 
 
 @router.get("/jobs", summary="Jobs of every namespace (Marquez)")
-def all_jobs(graph: G, limit: MLimit, offset: MOffset = 0, last_run_states: Annotated[
-        list[str] | None, Query(alias="lastRunStates", description=(
-            "Keep jobs whose latest run is in these states: NEW, RUNNING, COMPLETED, FAILED, "
-            "ABORTED"))] = None) -> Any:
+def all_jobs(graph: G, limit: MLimit, offset: MOffset = 0,
+             last_run_states: RunStates = None) -> Any:
     return mc.jobs(graph, None, limit, offset, last_run_states)
 
 
 @router.get("/namespaces/{namespace}/jobs", summary="Jobs of a namespace (Marquez)")
-def jobs(graph: G, namespace: str, limit: MLimit, offset: MOffset = 0, last_run_states: Annotated[
-        list[str] | None, Query(alias="lastRunStates")] = None) -> Any:
+def jobs(graph: G, namespace: str, limit: MLimit, offset: MOffset = 0,
+         last_run_states: RunStates = None) -> Any:
     return mc.jobs(graph, namespace, limit, offset, last_run_states)
 
 

@@ -222,3 +222,8 @@ def test_lineage_of_a_job_without_inputs_or_outputs(api: TestClient) -> None:
     sink = api.get("/api/v1/lineage", params={"nodeId": f"job:{NS}:email_discounts", "depth": 1})
     ids = {n["id"] for n in sink.json()["graph"]}
     assert {f"job:{NS}:email_discounts", f"dataset:{NS}:public.discounts"} <= ids
+
+
+def test_an_unknown_run_state_is_refused(api: TestClient) -> None:
+    r = api.get("/api/v1/jobs", params={"lastRunStates": "DONE"})
+    assert r.status_code == 422 and "lastRunStates" in r.text
