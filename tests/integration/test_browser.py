@@ -185,11 +185,35 @@ class WebDriver:
             return True
         self._wait(attempt, f"a click on {css}")
 
-    def wait_for_text(self, text: str) -> str:
+    def wait_for_text(self, text: str, seconds: float = 30) -> str:
         def page() -> str | None:
             source = str(self._call("GET", self.session + "/source"))
             return source if text in source else None
-        return str(self._wait(page, repr(text)))
+        return str(self._wait(page, repr(text), seconds))
+
+    def visible_text(self) -> str:
+        body = self.element("body")
+        return str(self._call("GET", f"{self.session}/element/{body}/text"))
+
+    def connect(self, url: str, password: str, tries: int = 3) -> None:
+        """Open Browser at ``url``, type the password and connect, as a person would, opening the
+        page again when no connection came within a minute (a loaded CI machine can take that long
+        to start Browser's scripts and open its Bolt WebSocket). Fails with the page's text and a
+        screenshot."""
+        for attempt in range(1, tries + 1):
+            try:
+                self.open(url)
+                self.type('input[data-testid="password"]', password)
+                self.click('button[data-testid="connect"]')
+                self.wait_for_text("You are connected as user", seconds=60)
+                return
+            except AssertionError:
+                if attempt == tries:
+                    shot = ARTIFACTS / "neo4j-browser-connect.png"
+                    self.screenshot(shot)
+                    raise AssertionError(f"Neo4j Browser did not connect after {tries} tries; "
+                                         f"screenshot {shot}; the page said:\n"
+                                         f"{self.visible_text()[:2000]}") from None
 
     def screenshot(self, path: Path) -> None:
         import base64
@@ -214,10 +238,7 @@ def test_browser_logs_in_and_runs_a_named_query(local_server: LocalServer, graph
     query = (Path(__file__).parents[2] / "cypher" / "lookup" / "namespaces.cypher").read_text()
     browser = WebDriver(tmp_path)
     try:
-        browser.open(local_server.status().browser_url)
-        browser.type('input[data-testid="password"]', local_server.password())
-        browser.click('button[data-testid="connect"]')
-        browser.wait_for_text("You are connected as user")
+        browser.connect(local_server.status().browser_url, local_server.password())
         # Enter runs the editor's text; Shift+Enter starts a new line, as a person types it
         browser.type('[data-testid="activeEditor"] textarea',
                      query.strip().replace("\n", SHIFT + ENTER + RELEASE))
