@@ -62,7 +62,11 @@ def services(request: Request) -> Services:
     return found
 
 
-def graph(request: Request) -> Graph:
+# The dependencies below are ``async`` although they never wait: FastAPI runs a plain ``def``
+# dependency on its thread pool, one hop per dependency per request, on top of the route's own.
+
+
+async def graph(request: Request) -> Graph:
     return services(request).graph()
 
 
@@ -95,7 +99,7 @@ def require(scope: str) -> Callable[[Request], Awaitable[None]]:
 READ = Depends(require("read"))
 
 
-def as_of(value: Annotated[str | None, Query(
+async def as_of(value: Annotated[str | None, Query(
         alias="asOf", description="ISO time: the lineage current then (first seen by then, not yet "
                                   "retired).")] = None) -> datetime | None:
     if value is None:
@@ -106,7 +110,7 @@ def as_of(value: Annotated[str | None, Query(
         raise BadParam("asOf", f"not an ISO 8601 time: {e}") from e
 
 
-def page_limit(request: Request, limit: Annotated[int, Query(
+async def page_limit(request: Request, limit: Annotated[int, Query(
         ge=1, description="Page size (clamped to the configured maximum).")] = 50) -> int:
     return min(limit, services(request).settings.api_max_page)
 

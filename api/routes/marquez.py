@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 
 from api import errors
 from api.deps import READ, Depth, G, Retired
+from api.encode import to_json
 from api.errors import RESPONSES, BadParam
 from impact import marquez_lineage as lg
 
@@ -19,7 +20,7 @@ router = APIRouter(tags=["marquez"], dependencies=[READ], responses={
 
 def _answer(ask: Callable[[], Any]) -> Any:
     try:
-        return ask()
+        return to_json(ask())
     except lg.AmbiguousNodeId as e:
         return errors.answer(400, str(e), candidates=e.candidates)
     except lg.BadNodeId as e:
