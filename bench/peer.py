@@ -146,13 +146,17 @@ def _compare(sides: list[Ours | Peer], budget_s: float, asks: list[tuple[str, se
     times: dict[str, list[float]] = {s.name: [] for s in sides}
     diff: dict[str, dict[str, list[int]]] = {s.name: {"missing": [], "extra": [], "size": []} for s in sides}
     errors: dict[str, int] = {s.name: 0 for s in sides}
+    spent: dict[str, float] = {s.name: 0.0 for s in sides}  # seconds, timed-out requests included
     for path, truth in asks:
         for side in sides:
-            if sum(times[side.name]) / 1000 > budget_s:
+            if spent[side.name] > budget_s:
                 continue
             ms, status, body = get(side.url + path, timeout=side.timeout)
+            spent[side.name] += ms / 1000
             if status != 200:
                 errors[side.name] += 1
+                if status == 0 and isinstance(side, Peer):  # timed out
+                    side.cancel_abandoned()
                 continue
             times[side.name].append(ms)
             got = names(body)
@@ -163,7 +167,7 @@ def _compare(sides: list[Ours | Peer], budget_s: float, asks: list[tuple[str, se
     for side in sides:
         d = diff[side.name]
         row[side.name] = _summary(times[side.name], {
-            "errors": errors[side.name], "asked": len(asks),
+            "errors_or_timeouts": errors[side.name], "asked": len(asks),
             "answers_differing": sum(1 for m, e in zip(d["missing"], d["extra"], strict=True) if m or e),
             "missing_median": statistics.median(d["missing"]) if d["missing"] else None,
             "extra_median": statistics.median(d["extra"]) if d["extra"] else None,

@@ -184,6 +184,17 @@ class Peer:
                     found.append(int(proc.name))
         return found
 
+    def cancel_abandoned(self) -> None:
+        """Cancel the peer's database queries still running past our request timeout: a request
+        we gave up on keeps running there (seen: Marquez's lineage query for 10 minutes), and
+        would slow every later answer of the peer."""
+        if self.db and shutil.which("psql"):
+            subprocess.run(["psql", self.db, "-XAtc",
+                            "select pg_cancel_backend(pid) from pg_stat_activity where "
+                            "datname = current_database() and pid <> pg_backend_pid() and "
+                            f"state = 'active' and now() - query_start > interval '{int(self.timeout)} s'"],
+                           capture_output=True)
+
     def disk_mb(self) -> dict[str, float] | str:
         if not self.db or shutil.which("psql") is None:
             return "not measured (no --peer-db or no psql)"
