@@ -3,8 +3,8 @@
 An answer is serialised once, straight to bytes (orjson, with a ``default`` for the types our
 answers hold), and handed to FastAPI as a finished response. Returning a plain dict instead
 makes FastAPI walk it with ``jsonable_encoder`` (a pure-Python copy of the whole answer) before
-``json.dumps`` walks it again; for a lineage graph of a few hundred nodes that was most of the
-time the HTTP path added to the question (docs/benchmarks.md, "Over HTTP").
+``json.dumps`` walks it again; the bytes are the same (tests/unit/test_encode.py). What the HTTP
+path adds to a question is measured by ``bench.peer`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations
