@@ -45,10 +45,11 @@ from bench.latency import bench_settings, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
+from graph.settings import Settings
 from ingest.log import SQLiteLog
 
 
-def _port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -105,7 +106,7 @@ def _lag(url: str, log: SQLiteLog, batch: list[dict[str, Any]], rate: int) -> di
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    _together(lambda k: sender(k, 8), 8)
+    together(lambda k: sender(k, 8), 8)
     sent_s = time.perf_counter() - start
     _drain(log)
     time.sleep(0.1)
@@ -147,7 +148,7 @@ def _jvm_thread_cpu(pid: int) -> dict[str, float]:
     return found
 
 
-def _together(work: Callable[[int], object], n: int) -> None:
+def together(work: Callable[[int], object], n: int) -> None:
     """Run ``work(0)`` .. ``work(n - 1)`` in n threads and wait for all of them."""
     threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
     for t in threads:
@@ -163,6 +164,40 @@ def _drain(log: SQLiteLog) -> None:
         time.sleep(0.05)
 
 
+def fresh_store(server: LocalServer) -> None:
+    """Stop the bench Neo4j and delete its store: deleting a previous graph through Cypher leaves
+    Neo4j busy for minutes (seen: the first batches 3-5x slower after wiping 100k events)."""
+    server.stop()
+    for part in ("databases", "transactions"):
+        shutil.rmtree(server.settings.state_dir / "neo4j" / "data" / part, ignore_errors=True)
+
+
+def services_env(settings: Settings, tmp: Path, port: int) -> dict[str, str]:
+    """The environment of a `lineage serve` and `lineage worker` on the bench Neo4j, with their
+    event log in ``tmp`` and the API on ``port``."""
+    return os.environ | {"LINEAGE_STATE_DIR": str(settings.state_dir),
+                         "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
+                         "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
+                         "LINEAGE_LOG_FILE": str(tmp / "events.db"), "LINEAGE_API_PORT": str(port),
+                         "LINEAGE_WORKER_POLL": "0.05"}
+
+
+def start_services(env: dict[str, str], tmp: Path, port: int) -> list[subprocess.Popen[bytes]]:
+    """`lineage serve` and `lineage worker` as processes (logs in ``tmp``), once /health answers."""
+    procs = []
+    for cmd in ("serve", "worker"):
+        with (tmp / f"{cmd}.log").open("wb") as out:
+            procs.append(subprocess.Popen([sys.executable, "-m", "api.cli", cmd], env=env, stdout=out,
+                                          stderr=subprocess.STDOUT))
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    return procs
+
+
 def _wipe(graph: Graph) -> None:
     with graph.driver.session() as s:
         s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
@@ -171,20 +206,10 @@ def _wipe(graph: Graph) -> None:
 def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4j_pid: int,
           results: dict[str, Any]) -> None:
     """Parts 1 and 2: a real API and worker, fed over HTTP."""
-    procs = []
-    for cmd in ("serve", "worker"):
-        with (tmp / f"{cmd}.log").open("wb") as out:
-            procs.append(subprocess.Popen([sys.executable, "-m", "api.cli", cmd], env=env, stdout=out,
-                                          stderr=subprocess.STDOUT))
+    procs = start_services(env, tmp, port)
     url = f"http://127.0.0.1:{port}/api/v1/lineage"
     log = SQLiteLog(tmp / "events.db")
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
         total = a.events + (a.rate + max(1, a.rate // 5)) * a.seconds + a.worker_events
         days = -(-total // (2 * a.tables))
         evs = list(gen_events(tables(a.tables, seed=11), seed=11, days=days, starts=True))
@@ -226,7 +251,7 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
             for i in range(0, len(mine), a.per_request):
                 _post(url, mine[i] if a.per_request == 1 else mine[i:i + a.per_request])
 
-        _together(client, a.clients)
+        together(client, a.clients)
         accepted_s = time.perf_counter() - t0
         _drain(log)
         loaded_s = time.perf_counter() - t0
@@ -293,22 +318,14 @@ def main() -> None:
     settings = bench_settings()
     server = LocalServer(settings)
     if not a.keep_store:
-        # a fresh store: deleting a previous graph leaves Neo4j busy for minutes (seen: the first
-        # batches 3-5x slower after wiping 100k events), which is not what we measure here
-        server.stop()
-        for part in ("databases", "transactions"):
-            shutil.rmtree(settings.state_dir / "neo4j" / "data" / part, ignore_errors=True)
+        fresh_store(server)
     server.start()
     graph = Graph(connect(settings))
     apply_schema(graph)
     _wipe(graph)
     tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-ingest-"))
-    port = _port()
-    env = os.environ | {"LINEAGE_STATE_DIR": str(settings.state_dir),
-                        "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
-                        "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
-                        "LINEAGE_LOG_FILE": str(tmp / "events.db"), "LINEAGE_API_PORT": str(port),
-                        "LINEAGE_WORKER_POLL": "0.05"}
+    port = free_port()
+    env = services_env(settings, tmp, port)
     results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores"}
     if not a.spark_only:
         _http(a, env, tmp, port, cast(int, server.status().pid), results)

@@ -73,6 +73,11 @@ def job_centric(ts: list[Table]) -> nx.DiGraph:
     return g
 
 
+def tree_mb(path: Path) -> float:
+    """MiB of the files under ``path`` (0 when it does not exist)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20 if path.exists() else 0.0
+
+
 def server_footprint(server: LocalServer, settings: Settings, events_loaded: int) -> dict[str, Any]:
     """Peak resident memory of the Neo4j JVM, then (after a clean stop, which checkpoints the store)
     its disk use, also per million events. Stops the bench server."""
@@ -81,15 +86,11 @@ def server_footprint(server: LocalServer, settings: Settings, events_loaded: int
     status = Path(f"/proc/{pid}/status").read_text()
     peak_kb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
     server.stop()
-
-    def size(p: Path) -> int:
-        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
-
-    store = size(home / "data" / "databases" / "neo4j")
-    txlog = size(home / "data" / "transactions" / "neo4j")
+    store = tree_mb(home / "data" / "databases" / "neo4j")
     per_m = 1e6 / max(1, events_loaded)
-    return {"peak_rss_mb": peak_kb / 1024, "store_mb": store / 2**20, "tx_logs_mb": txlog / 2**20,
-            "store_mb_per_million_events": store / 2**20 * per_m,
+    return {"peak_rss_mb": peak_kb / 1024, "store_mb": store,
+            "tx_logs_mb": tree_mb(home / "data" / "transactions" / "neo4j"),
+            "store_mb_per_million_events": store * per_m,
             "note": "peak RSS since the server started (heap and page cache are capped by settings); "
                     "transaction logs are preallocated 256 MiB files kept by the retention policy"}
 

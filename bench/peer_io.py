@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,8 +19,8 @@ from types import TracebackType
 from typing import Any
 
 from bench.generate import NS
-from bench.ingest import _port, _together
-from bench.latency import bench_settings
+from bench.ingest import free_port, fresh_store, services_env, start_services, together
+from bench.latency import bench_settings, tree_mb
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
@@ -83,11 +82,7 @@ def post_all(url: str, events: list[dict[str, Any]], clients: int, per_request: 
             if status not in (200, 201):
                 raise RuntimeError(f"POST {url}: {status} {data[:300]!r}")
 
-    _together(client, clients)
-
-
-def _tree_size_mb(path: Path) -> float:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20 if path.exists() else 0.0
+    together(client, clients)
 
 
 class Ours:
@@ -102,30 +97,16 @@ class Ours:
         self.settings = bench_settings().model_copy(update={"neo4j_heap": "1g", "neo4j_pagecache": "512m"})
         self.server = LocalServer(self.settings)
         self.tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-peer-"))
-        self.port = _port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def __enter__(self) -> Ours:
-        self.server.stop()
-        for part in ("databases", "transactions"):  # a fresh store, as the peer's empty database
-            shutil.rmtree(self.settings.state_dir / "neo4j" / "data" / part, ignore_errors=True)
+        fresh_store(self.server)  # as the peer's empty database
         self.server.start()
         self.graph = Graph(connect(self.settings), timeout=self.settings.query_timeout)
         apply_schema(self.graph)
-        env = os.environ | {"LINEAGE_STATE_DIR": str(self.settings.state_dir),
-                            "LINEAGE_NEO4J_BOLT_PORT": str(self.settings.neo4j_bolt_port),
-                            "LINEAGE_NEO4J_HTTP_PORT": str(self.settings.neo4j_http_port),
-                            "LINEAGE_LOG_FILE": str(self.tmp / "events.db"),
-                            "LINEAGE_API_PORT": str(self.port), "LINEAGE_WORKER_POLL": "0.05"}
-        for cmd in ("serve", "worker"):
-            with (self.tmp / f"{cmd}.log").open("wb") as out:
-                self.procs.append(subprocess.Popen([sys.executable, "-m", "api.cli", cmd], env=env,
-                                                   stdout=out, stderr=subprocess.STDOUT))
-        for _ in range(300):
-            if get(self.url + "/health", 1)[1] == 200:
-                break
-            time.sleep(0.1)
+        self.procs = start_services(services_env(self.settings, self.tmp, self.port), self.tmp, self.port)
         print(f"lineage-graph on {self.url}, Neo4j in {self.settings.state_dir}", file=sys.stderr)
         return self
 
@@ -142,8 +123,8 @@ class Ours:
 
     def disk_mb(self) -> dict[str, float]:
         home = self.settings.state_dir / "neo4j" / "data"
-        return {"store": _tree_size_mb(home / "databases" / "neo4j"),
-                "transaction_logs": _tree_size_mb(home / "transactions" / "neo4j"),
+        return {"store": tree_mb(home / "databases" / "neo4j"),
+                "transaction_logs": tree_mb(home / "transactions" / "neo4j"),
                 "event_log": sum(f.stat().st_size for f in self.tmp.glob("events.db*")) / 2**20}
 
     def in_process(self, call: tuple[str, ...]) -> float:
