@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from graph.db import Graph
+from ingest.log import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem, read_payload
 
@@ -198,3 +202,56 @@ def start_serve(env: dict[str, str]) -> tuple[Any, str]:
         except OSError:
             time.sleep(0.1)
     return proc, base
+
+
+@contextlib.contextmanager
+def live_api(graph: Graph, log_path: Path) -> Iterator[tuple[str, SQLiteLog]]:
+    """Our HTTP API (uvicorn, in a thread, on a free loopback port) over a fresh event log at
+    ``log_path`` and a worker loading it into ``graph``: (the base URL, the log), for real
+    producers to post to."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from api.app import create_app
+    from graph.settings import Settings
+    from ingest.worker import Worker
+
+    log = SQLiteLog(log_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    stop = threading.Event()
+    worker = threading.Thread(target=Worker(graph, log).run, args=(stop, 0.05), daemon=True)
+    worker.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}", log
+    finally:
+        stop.set()
+        server.should_exit = True
+        worker.join(timeout=10)
+        thread.join(timeout=10)
+
+
+def wait_loaded(log: SQLiteLog, timeout: float = 120.0) -> float:
+    """Wait until the worker has loaded everything in ``log``; the seconds it took."""
+    import time
+
+    from ingest.worker import CONSUMER
+
+    started = time.perf_counter()
+    last = log.last_seq()
+    while log.position(CONSUMER) < last:
+        if time.perf_counter() - started > timeout:
+            raise AssertionError(f"the worker did not load the log within {timeout:.0f} s "
+                                 f"(at {log.position(CONSUMER)} of {last})")
+        time.sleep(0.05)
+    return time.perf_counter() - started

@@ -1,0 +1,174 @@
+"""dbt as a real producer: the example project (examples/dbt_shop) built on DuckDB by the real
+``dbt-ol`` (dbt-core, dbt-duckdb and openlineage-dbt from PyPI, in their own environment under the
+test state directory), its events posted over HTTP to our endpoint, loaded by the worker into the
+real Neo4j. Expectations come from dbt's own artifacts (manifest.json, run_results.json) and from
+the events dbt-ol sent, not from a copy of them.
+
+Two builds: one that passes, then one where a test fails on purpose (so its downstream model is
+skipped), which root cause must name.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.producers import DbtRun, run_dbt
+from graph.db import Graph
+from graph.settings import Settings
+from impact.blast_radius import dataset_blast_radius
+from impact.root_cause import root_cause_dataset, root_cause_run
+from impact.where import where
+from ingest.log import SQLiteLog
+from tests.conftest import server_settings, wipe
+from tests.helpers import live_api, rows, wait_loaded
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "dbt_shop"))
+import make_raw  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Build:
+    run: DbtRun
+    events: list[dict[str, Any]]
+    manifest: dict[str, Any]
+    results: dict[str, Any]
+
+
+@dataclass
+class Shop:
+    graph: Graph
+    ns: str
+    passing: Build
+    failing: Build
+
+
+def _build(graph: Graph, log: SQLiteLog, url: str, wh: Path, work: Path,
+           variables: dict[str, object] | None) -> Build:
+    before = log.last_seq()
+    run = run_dbt(Settings(state_dir=server_settings().state_dir), url, wh, work,
+                  variables=variables)
+    wait_loaded(log)
+    target = work / "target"
+    return Build(run, [e.event for e in log.read(before, 10_000)],
+                 json.loads((target / "manifest.json").read_text("utf-8")),
+                 json.loads((target / "run_results.json").read_text("utf-8")))
+
+
+@pytest.fixture(scope="module")
+def shop(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
+    wipe(session_graph)
+    tmp = tmp_path_factory.mktemp("dbt")
+    wh = tmp / "warehouse"
+    make_raw.write(wh)
+    with live_api(session_graph, tmp / "events.db") as (url, log):
+        passing = _build(session_graph, log, url, wh, tmp / "dbt", None)
+        assert passing.run.returncode == 0, passing.run.output[-3000:]
+        failing = _build(session_graph, log, url, wh, tmp / "dbt", {"max_lifetime_value": 100})
+        assert failing.run.returncode == 1, failing.run.output[-3000:]
+        yield Shop(session_graph, passing.run.namespace, passing, failing)
+
+
+def _models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
+
+
+def _relation(node: dict[str, Any]) -> str:
+    return f"{node['database']}.{node['schema']}.{node['alias']}"
+
+
+def test_dbt_every_model_is_a_dataset_with_its_columns(shop: Shop) -> None:
+    models = _models(shop.passing.manifest)
+    assert len(models) == 6
+    for node in models.values():
+        found = rows(shop.graph, """
+            MATCH (d:Dataset {namespace: $ns, name: $name})
+            RETURN [(d)-[:HAS_COLUMN]->(c:Column) WHERE c.type IS NOT NULL | c.name] AS columns,
+                   [(j:Job)-[:WRITES]->(d) | j.name] AS writers""", ns=shop.ns, name=_relation(node))
+        assert found, f"model {node['name']} is not a dataset {shop.ns}:{_relation(node)}"
+        assert sorted(found[0]["columns"]) == sorted(node["columns"]), node["name"]
+        assert found[0]["writers"], node["name"]
+
+
+def test_dbt_column_lineage_is_what_dbt_ol_reported(shop: Shop) -> None:
+    # every (input field -> output field) pair of the events' columnLineage facets is an edge, with
+    # the transformation the producer gave, UNKNOWN where it gave none (docs/graph-model.md)
+    reported: dict[tuple[str, str, str, str], str] = {}
+    for event in shop.passing.events:
+        for out in event.get("outputs") or []:
+            lineage = (out.get("facets") or {}).get("columnLineage") or {}
+            for field, spec in (lineage.get("fields") or {}).items():
+                for i in spec.get("inputFields") or []:
+                    kinds = [t.get("type") or "UNKNOWN" for t in i.get("transformations") or []]
+                    reported[(i["name"], i["field"], out["name"], field)] = ",".join(sorted(kinds)) or "UNKNOWN"
+    assert ("shop.raw.users", "email", "shop.staging.stg_users", "email_hash") in reported
+    assert ("shop.raw.users", "email", "shop.marts.crm_contacts", "email") in reported
+    stored = {(r["src"], r["sf"], r["dst"], r["df"]): ",".join(sorted(r["types"])) for r in rows(shop.graph, """
+        MATCH (d:Dataset {namespace: $ns})-[:HAS_COLUMN]->(c:Column)-[e:DERIVED_FROM]->(s:Column)
+        WHERE e.alias IS NULL
+        RETURN s.dataset AS src, s.name AS sf, d.name AS dst, c.name AS df, collect(e.type) AS types""",
+        ns=shop.ns)}
+    assert stored == reported
+
+
+def test_dbt_tests_are_data_quality_assertions_on_their_models(shop: Shop) -> None:
+    manifest = shop.passing.manifest
+    tested: dict[str, set[str]] = {}
+    for result in shop.passing.results["results"]:
+        node = manifest["nodes"][result["unique_id"]]
+        if node["resource_type"] != "test":
+            continue
+        model = manifest["nodes"][node.get("attached_node") or node["depends_on"]["nodes"][0]]
+        tested.setdefault(_relation(model), set()).add(node["name"])
+    assert len(tested) == 4
+    for relation, names in tested.items():
+        found = rows(shop.graph, "MATCH (d:Dataset {namespace: $ns, name: $name}) "
+                     "RETURN d.assertions AS a, d.failedAssertions AS failed", ns=shop.ns, name=relation)
+        # the failing build came later: its results are the ones kept
+        assertions = json.loads(found[0]["a"])
+        assert {a["name"] for a in assertions} == names, relation
+    value = rows(shop.graph, "MATCH (d:Dataset {namespace: $ns, name: 'shop.marts.customer_value'}) "
+                 "RETURN d.failedAssertions AS failed", ns=shop.ns)[0]
+    assert value["failed"] == ["assert_lifetime_value_reasonable"]
+    clean = rows(shop.graph, "MATCH (d:Dataset {namespace: $ns, name: 'shop.staging.stg_users'}) "
+                 "RETURN d.failedAssertions AS failed", ns=shop.ns)[0]
+    assert clean["failed"] == []
+
+
+def test_dbt_failing_test_is_the_root_cause_downstream(shop: Shop) -> None:
+    skipped = [r["unique_id"] for r in shop.failing.results["results"] if r["status"] == "skipped"]
+    assert skipped == ["model.dbt_shop.vip_customers"]
+    answer = root_cause_dataset(shop.graph, shop.ns, "shop.marts.vip_customers")
+    top = answer.candidates[0]
+    assert top.kind == "failed assertion"
+    assert top.dataset == f"{shop.ns}:shop.marts.customer_value"
+    assert "assert_lifetime_value_reasonable" in top.summary
+    # the dbt invocation's own run (the parent of every model and test run) ended FAIL, and root
+    # cause of it finds the same assertion through its child runs
+    parents = [e for e in shop.failing.events
+               if e["job"]["name"] == "dbt-run-dbt_shop" and e["eventType"] in ("COMPLETE", "FAIL")]
+    assert [e["eventType"] for e in parents] == ["FAIL"]
+    of_run = root_cause_run(shop.graph, parents[0]["run"]["runId"])
+    assert any(c.kind == "failed assertion" and c.dataset.endswith("shop.marts.customer_value")
+               for c in of_run.candidates), of_run.candidates
+
+
+def test_dbt_blast_radius_and_gdpr_reach(shop: Shop) -> None:
+    names = {i.name for i in dataset_blast_radius(shop.graph, shop.ns, "shop.raw.users").impacted
+             if i.kind == "dataset"}
+    assert names == {"shop.staging.stg_users", "shop.marts.customer_value",
+                     "shop.marts.vip_customers", "shop.marts.crm_contacts"}
+    reach = {f"{r.dataset}.{r.column}": r.label
+             for r in where(shop.graph, shop.ns, "shop.raw.users", "email").reaches}
+    assert reach == {"shop.staging.stg_users.email_hash": "unknown",
+                     "shop.marts.customer_value.email_hash": "unknown",
+                     "shop.marts.vip_customers.email_hash": "unknown",
+                     "shop.marts.crm_contacts.email": "unknown"}
