@@ -15,24 +15,32 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import venv
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from graph.errors import ConfigError
 from graph.settings import Settings
+from ingest.spark_env import listener_jar, openlineage_conf, properties_text, spark_submit
 
 ROOT = Path(__file__).resolve().parents[1]
 DBT_PROJECT = ROOT / "examples" / "dbt_shop"
+SPARK_PIPELINE = ROOT / "examples" / "spark_shop" / "pipeline.py"
 
 # Verified together in this project's tests (docs/producers.md). dbt-core 1.12 needs a parser wheel
 # fetched from GitHub at install time, which not every machine can reach: 1.11 does not.
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "dbt": ("dbt-core>=1.10,<1.12", "dbt-duckdb>=1.10,<1.12", "openlineage-dbt>=1.54,<2"),
+    "airflow": ("apache-airflow>=3.1,<3.4", "apache-airflow-providers-openlineage>=2.7,<3",
+                "duckdb>=1.1"),
 }
-EXECUTABLE = {"dbt": "dbt-ol"}
+EXECUTABLE = {"dbt": "dbt-ol", "airflow": "airflow"}
+AIRFLOW_DAGS = ROOT / "examples" / "airflow_shop" / "dags"
+DAG_ID = "shop_pipeline"
 
 
 def tool_bin(settings: Settings, tool: str, say: Callable[[str], None] = lambda line: None) -> Path:
@@ -136,3 +144,69 @@ def run_dbt(settings: Settings, url: str, warehouse: Path, workdir: Path, *, com
 def _yaml_flow(values: Mapping[str, object]) -> str:
     """``--vars`` as a YAML flow mapping of plain scalars."""
     return "{" + ", ".join(f"{k}: {v}" for k, v in values.items()) + "}"
+
+
+@dataclass(frozen=True)
+class AirflowRun:
+    returncode: int
+    seconds: float
+    output: str
+    namespace: str  # the DuckDB datasets' namespace (dbt's and the SQL task's)
+    logical_date: str
+
+
+def run_airflow(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
+                logical_date: datetime | None = None, fail_revenue: bool = False,
+                api_key: str | None = None, say: Callable[[str], None] = lambda line: None,
+                timeout: float = 900.0) -> AirflowRun:
+    """``airflow dags test shop_pipeline`` (examples/airflow_shop): Spark's jobs, the dbt build and
+    the overview task, each reporting to ``url`` with the DAG's task run as parent. Airflow's own
+    state (a SQLite database) lives in ``workdir/airflow``. Returns the command's exit code (not 0
+    when a task failed) and its output."""
+    if not (AIRFLOW_DAGS / f"{DAG_ID}.py").is_file():
+        raise ConfigError(f"the Airflow example is not at {AIRFLOW_DAGS}: run it from a clone")
+    airflow_bin = tool_bin(settings, "airflow", say)
+    dbt_bin = tool_bin(settings, "dbt", say)
+    workdir.mkdir(parents=True, exist_ok=True)
+    home = workdir / "airflow"
+    spark_conf = openlineage_conf(url, "shop", api_key, listener_jar(settings)) | {
+        "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", "spark.driver.memory": "1g"}
+    props = workdir / "openlineage.properties"
+    props.write_text(properties_text(spark_conf), encoding="utf-8")
+    database = workdir / "shop.duckdb"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENLINEAGE_", "AIRFLOW", "DBT_", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env |= {"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(AIRFLOW_DAGS),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "false", "OPENLINEAGE_URL": url,
+            "OPENLINEAGE_NAMESPACE": "airflow_shop",
+            "SHOP_WAREHOUSE": str(warehouse), "SHOP_SPARK_SUBMIT": str(spark_submit()),
+            "SHOP_SPARK_PROPERTIES": str(props), "SHOP_SPARK_PIPELINE": str(SPARK_PIPELINE),
+            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+            "SHOP_DBT_BIN": str(dbt_bin), "SHOP_DBT_PROJECT": str(DBT_PROJECT),
+            "SHOP_DBT_WORKDIR": str(workdir), "DBT_SHOP_DUCKDB": str(database),
+            "DBT_PROFILES_DIR": str(DBT_PROJECT), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+            "SHOP_FAIL_REVENUE": "1" if fail_revenue else "0"}
+    if api_key:
+        env["OPENLINEAGE_API_KEY"] = api_key
+    started = time.perf_counter()
+    if not (home / "airflow.db").is_file():
+        say("creating Airflow's database (airflow db migrate, once)")
+        _run([str(airflow_bin / "airflow"), "db", "migrate"], env, workdir, 300, "airflow db migrate")
+    when = (logical_date or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    done = _run([str(airflow_bin / "airflow"), "dags", "test", DAG_ID, when], env, workdir, timeout,
+                "airflow dags test", check=False)
+    return AirflowRun(done.returncode, time.perf_counter() - started, done.stdout + done.stderr,
+                      dbt_namespace(database), when)
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float, what: str,
+         check: bool = True) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise ConfigError(f"{what} ran past {timeout:.0f} s") from e
+    if check and done.returncode != 0:
+        raise ConfigError(f"{what} failed (exit {done.returncode}):\n"
+                          f"{(done.stdout + done.stderr).strip()[-3000:]}")
+    return done

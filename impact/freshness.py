@@ -31,6 +31,7 @@ class RunState:
     state: str | None
     time: datetime | None
     error_message: str | None = None
+    parents: tuple[dict[str, Any], ...] = ()  # the runs that started it, nearest first
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def freshness(graph: Graph, namespace: str, name: str, as_of: datetime | None = 
 
 
 def run_states(rows: list[dict[str, Any]]) -> list[RunState]:
-    return [RunState(x["job"], x["runId"], x["state"], native_time(x["time"]), x.get("errorMessage"))
+    return [RunState(x["job"], x["runId"], x["state"], native_time(x["time"]), x.get("errorMessage"),
+                     tuple(x.get("parents") or ()))
             for x in rows]
 
 

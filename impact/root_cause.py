@@ -162,9 +162,12 @@ def candidates(r: dict[str, Any], offset: int, reference: datetime,
     runs = run_states(r["latestRuns"])
     failed = [x for x in runs if x.state in ("FAIL", "ABORT")]
     for x in failed:
+        started = "".join(f"; {'started by' if i == 0 else 'in'} {p['job']} run {p['runId']}"
+                          + (f" ({p['state']})" if p.get("state") else "")
+                          for i, p in enumerate(x.parents))
         add("failed run", f"latest run of {x.job} writing {key} ended {x.state}: "
-            f"{x.error_message or 'no error message'}", job=x.job, runId=x.run_id, state=x.state,
-            time=x.time, errorMessage=x.error_message)
+            f"{x.error_message or 'no error message'}{started}", job=x.job, runId=x.run_id,
+            state=x.state, time=x.time, errorMessage=x.error_message, parents=list(x.parents))
     if r["failedAssertions"]:
         add("failed assertion", f"{key} failed data-quality assertions: "
             + ", ".join(r["failedAssertions"]), assertions=list(r["failedAssertions"]))

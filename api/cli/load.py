@@ -106,3 +106,62 @@ def make_ingester(graph: Graph, settings: Settings, batch_size: int | None) -> I
 
     relax_gc()
     return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes)
+
+
+@app.command("alias", rich_help_panel="Load and keep events")
+def alias_cmd(
+    names: Annotated[list[str] | None, typer.Argument(
+        metavar="NAMESPACE NAME = NAMESPACE NAME",
+        help="The canonical name (the one its writer reports), '=', and the other name, e.g. "
+             "file /lake/raw/users = duckdb:///data/shop.duckdb shop.raw.users")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List every table's names: producers' "
+                                                       "symlinks and declared aliases.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="table, plain or json (with --list).")] = "table",
+) -> None:
+    """Declare two names of one table that no producer links (a Spark file path and the DuckDB
+    view dbt reads it through): every question then answers for both, as for a symlink.
+
+    The alias is an OpenLineage DatasetEvent with a symlinks facet (identifier type ALIAS): it is
+    loaded now, and appended to the event log so that `lineage replay` keeps it. A producer that
+    can send such a facet itself needs no alias. Aliases only add: a table's names stay linked.
+    """
+    from api.cli import render
+    from api.cli.common import question
+    from ingest.aliases import alias_event
+    from ingest.log import open_log
+    from ingest.pipeline import IngestReport
+    from ingest.read import RawItem
+
+    settings = get_settings()
+    if list_:
+        if names:
+            raise fail("--list takes no names", code=2)
+        found = question(lambda g: g.read("lookup/aliases", declaredOnly=False))
+        render.rows([{"name": f"{r['namespace']}:{r['name']}",
+                      "also named": f"{r['aliasNamespace']}:{r['aliasName']}",
+                      "by": "lineage alias" if r["declared"] else f"symlinks facet ({r['type']})",
+                      "since": render.stamp(r["firstSeen"])} for r in found],
+                    ["name", "also named", "by", "since"], fmt, title="aliases")
+        return
+    if not names or len(names) != 5 or names[2] != "=":
+        raise fail("expected NAMESPACE NAME = NAMESPACE NAME (5 words, '=' in the middle), or "
+                   "--list; got " + (" ".join(names) if names else "nothing"), code=2)
+    try:
+        event = alias_event(names[0], names[1], names[3], names[4])
+    except ValueError as e:
+        raise fail(str(e), code=2) from e
+    report = IngestReport()
+    try:
+        with writing_graph(settings) as graph:
+            make_ingester(graph, settings, None).ingest([RawItem("lineage alias", obj=event)], report)
+        log = open_log(settings.log_path)
+        try:
+            log.append([event])
+        finally:
+            log.close()
+    except LineageError as e:
+        raise fail(str(e)) from e
+    if report.rejected:
+        raise fail("; ".join(report.rejected[0].reasons), code=2)
+    out.print(f"{names[0]}:{names[1]} is also named {names[3]}:{names[4]}: every question answers "
+              "for both")

@@ -1,6 +1,7 @@
 // Answers: root-cause evidence upstream of broken datasets: each dataset they derive from (and
 // themselves, at distance 0), once at its shortest distance, with what may have gone wrong there:
-// the latest run of each job that writes it (failed or aborted, with the error message), its
+// the latest run of each job that writes it (failed or aborted, with the error message and the
+// runs that started it), its
 // successful writes and the last two successful reads by a consumer (to judge staleness),
 // failed data-quality assertions,
 // and schema changes (columns added after the dataset's producers first wrote a schema, or gone
@@ -37,9 +38,15 @@ CALL (n) {
     RETURN r ORDER BY r.stateTime DESC LIMIT 1
   }
   WITH j, r WHERE j IS NOT NULL
+  // and the runs that started it, nearest first (an Airflow task run, then its DAG run)
   RETURN collect({job: j.namespace + ':' + j.name, runId: r.runId, state: r.state,
                   time: r.stateTime, errorMessage: r.errorMessage,
-                  errorLanguage: r.errorLanguage}) AS latestRuns, count(j) AS producers
+                  errorLanguage: r.errorLanguage,
+                  parents: COLLECT { MATCH up = (r)-[:PARENT]->{1,4}(p:Run)
+                                     OPTIONAL MATCH (p)-[:OF]->(pj:Job)
+                                     RETURN {job: pj.namespace + ':' + pj.name, runId: p.runId,
+                                             state: p.state} ORDER BY length(up) }})
+         AS latestRuns, count(j) AS producers
 }
 CALL (n) {
   // only completed runs that wrote this dataset (not every run of a job that writes it)

@@ -1,8 +1,8 @@
 """Every file of the Cypher library runs as-is with its own example parameters.
 
 The example graphs (examples/events/shop.ndjson, examples/explicit_lineage.ndjson) are loaded
-first, so that every question and lookup is seen to answer something with the parameters a Browser
-user would paste.
+first, with one declared alias (``lineage alias``), so that every question and lookup is seen to
+answer something with the parameters a Browser user would paste.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import pytest
 
 from graph.db import Graph
 from graph.queries import library
+from ingest.aliases import alias_event
 from ingest.pipeline import Ingester, IngestReport
-from ingest.read import read_file
+from ingest.read import RawItem, read_file
 
 pytestmark = pytest.mark.integration
 
@@ -28,6 +29,8 @@ ANSWERS_SOMETHING = ("impact/", "lineage/", "lookup/")
 def test_query_runs_with_its_example_parameters(graph: Graph, name: str) -> None:
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
     Ingester(graph).ingest(read_file(EXPLICIT), IngestReport())
+    alias = alias_event("postgres://warehouse:5432", "raw.users", "s3://lake", "raw/users")
+    Ingester(graph).ingest([RawItem("alias", obj=alias)], IngestReport())
     named = library()[name]
     with graph.driver.session() as session:
         # The examples are Cypher expressions (as after `:param` in Browser): evaluate them there.
