@@ -130,9 +130,16 @@ def demo_cmd(
                                                       "reads a bad column and fails.")] = False,
     users: Annotated[int, typer.Option(help="Rows of raw users.")] = 2000,
     orders: Annotated[int, typer.Option(help="Rows of raw orders.")] = 8000,
+    stack: Annotated[bool, typer.Option("--stack", help="The whole stack instead: an Airflow 3 DAG "
+                                                       "runs the Spark jobs, a dbt build over what "
+                                                       "Spark wrote and a SQL task, all reporting "
+                                                       "here (dbt and Airflow are installed into "
+                                                       "the state directory on first use: a few "
+                                                       "minutes).")] = False,
 ) -> None:
     """Run the example PySpark pipeline with the OpenLineage listener pointed at lineage-graph
-    (starting `lineage up` if needed), then print what to ask."""
+    (starting `lineage up` if needed), then print what to ask. With --stack, the same pipeline
+    scheduled by Airflow with dbt models on top (examples/airflow_shop, examples/dbt_shop)."""
     from api import processes
     from api.auth import parse_tokens
     from api.demo import NAMESPACE, demo
@@ -145,6 +152,9 @@ def demo_cmd(
     # the listener needs a write-scoped token when the API requires tokens
     scopes = parse_tokens(settings.api_tokens).scopes
     token = next((t for t, scope in scopes.items() if scope == "write"), None)
+    if stack:
+        _demo_stack(settings, url, failing, token)
+        return
     try:
         with err.status("running the PySpark pipeline (a JVM starts first)…") as status:
             run = demo(settings, url, failing, users, orders, token,
@@ -171,6 +181,46 @@ def demo_cmd(
     out.print(f"  MATCH p = (c:Column)-[:DERIVED_FROM*1..6]->(:Column {{dataset: '{wh}/raw/users', "
               "name: 'email'}) RETURN p", highlight=False)
     out.print(f"Jobs are in namespace '{NAMESPACE}'; datasets in namespace 'file'.")
+
+
+def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) -> None:
+    import time
+
+    from api.producers import DAG_ID, run_stack
+    from ingest.log import open_log
+    from ingest.worker import CONSUMER
+
+    try:
+        with err.status("running the stack…") as status:
+            def say(line: str) -> None:
+                err.print(line)
+                status.update(line)
+
+            run = run_stack(settings, url, settings.state_dir / "demo" / "stack", fail=failing,
+                            api_key=token, say=say)
+    except LineageError as e:
+        raise fail(str(e)) from e
+    log = open_log(settings.log_path)
+    try:
+        last, started = log.last_seq(), time.perf_counter()
+        while log.position(CONSUMER) < last and time.perf_counter() - started < 120:
+            time.sleep(0.2)
+        loaded = log.position(CONSUMER) >= last
+    finally:
+        log.close()
+    out.print("all loaded." if loaded else "the worker has not caught up yet (`lineage status`).")
+    wh, duck = run.warehouse, run.namespace
+    out.print("\nTry:")
+    for line in (f"lineage impact dataset file {wh}/raw/users          # Spark, dbt and Airflow",
+                 f"lineage where file {wh}/raw/users email",
+                 f"lineage impact job airflow_shop {DAG_ID}",
+                 f"lineage show job airflow_shop {DAG_ID}",
+                 f"lineage root-cause dataset {duck} shop.marts.country_kpis",
+                 f"lineage upstream dataset {duck} shop.dashboards.shop_overview",
+                 "lineage alias --list"):
+        out.print(f"  {line}", highlight=False)
+    out.print("Jobs are in namespaces airflow_shop (the DAG and its tasks), shop (Spark) and dbt_shop; "
+              f"datasets in 'file' (Spark) and '{duck}' (dbt, the overview).", highlight=False)
 
 
 @app.command("up", rich_help_panel="Run the services")

@@ -1,0 +1,117 @@
+"""One pipeline across three real producers: an Airflow 3 DAG (``airflow dags test``, with
+apache-airflow-providers-openlineage) runs the Spark demo's jobs (the OpenLineage listener), then
+``dbt-ol build`` over the files Spark wrote (examples/dbt_shop on DuckDB), then a SQL task of its
+own that states its lineage. Each tool comes from PyPI into its own environment under the test
+state directory (api/producers.py); every event goes over HTTP to our endpoint.
+
+Two DAG runs: the first passes, in the second Spark's revenue job fails (so the Spark task and the
+DAG run fail, and dbt and the overview do not run). Spark names the data by file path and dbt by
+DuckDB relation: three `lineage alias` declarations (DatasetEvents) make the names meet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
+
+from api.producers import DAG_ID, StackRun, run_stack  # noqa: E402
+from graph.db import Graph  # noqa: E402
+from graph.settings import Settings  # noqa: E402
+from impact.blast_radius import dataset_blast_radius, job_blast_radius  # noqa: E402
+from impact.root_cause import root_cause_dataset  # noqa: E402
+from impact.where import where  # noqa: E402
+from tests.conftest import server_settings, wipe  # noqa: E402
+from tests.helpers import live_api, rows, wait_loaded  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Stack:
+    graph: Graph
+    run: StackRun
+    wh: str
+    duck: str
+
+
+@pytest.fixture(scope="module")
+def stack(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    wipe(session_graph)
+    tmp = tmp_path_factory.mktemp("stack")
+    with live_api(session_graph, tmp / "events.db") as (url, log):
+        run = run_stack(Settings(state_dir=server_settings().state_dir), url, tmp / "work", fail=True)
+        wait_loaded(log)
+    assert [r.returncode != 0 for r in run.runs] == [False, True], run.runs[-1].output[-3000:]
+    yield Stack(session_graph, run, str(run.warehouse), run.namespace)
+
+
+def _datasets(answer: object) -> set[str]:
+    return {f"{i.namespace}:{i.name}" for i in answer.impacted if i.kind == "dataset"}  # type: ignore[attr-defined]
+
+
+def test_stack_raw_users_blast_radius_crosses_spark_dbt_and_airflow(stack: Stack) -> None:
+    answer = dataset_blast_radius(stack.graph, "file", f"{stack.wh}/raw/users")
+    found = _datasets(answer)
+    for mart in ("shop.staging.stg_users", "shop.marts.customer_value", "shop.marts.vip_customers",
+                 "shop.marts.crm_contacts", "shop.marts.country_kpis",
+                 "shop.dashboards.shop_overview"):
+        assert f"{stack.duck}:{mart}" in found, mart
+    assert f"file:{stack.wh}/dashboards/revenue" in found  # Spark's own dashboard
+    readers = {i.namespace for i in answer.impacted if i.kind == "job"}
+    assert {"shop", "dbt_shop", "airflow_shop"} <= readers
+    # the alias is one identity: listed once, not as a dataset of its own
+    assert f"{stack.duck}:shop.raw.users" not in found
+    assert f"{stack.duck}:shop.raw.users" in answer.aliases
+
+
+def test_stack_gdpr_reach_of_email_follows_spark_and_dbt(stack: Stack) -> None:
+    reach = {f"{r.namespace}:{r.dataset}.{r.column}": r.label
+             for r in where(stack.graph, "file", f"{stack.wh}/raw/users", "email").reaches}
+    assert reach[f"file:{stack.wh}/staging/users_clean.email_hash"] == "masked"  # Spark reports sha2 as masking
+    assert reach[f"file:{stack.wh}/ml/user_features.email"] == "raw"  # Spark's copy
+    assert f"{stack.duck}:shop.staging.stg_users.email_hash" in reach  # dbt's hash
+    assert f"{stack.duck}:shop.marts.crm_contacts.email" in reach  # dbt's copy
+    assert f"{stack.duck}:shop.marts.vip_customers.email_hash" in reach
+
+
+def test_stack_dbt_model_reading_a_spark_output_is_in_the_spark_jobs_blast_radius(stack: Stack) -> None:
+    writer = rows(stack.graph, "MATCH (j:Job)-[:WRITES]->(:Dataset {namespace: 'file', name: $name}) "
+                  "RETURN j.namespace AS ns, j.name AS name", name=f"{stack.wh}/marts/revenue_by_country")
+    assert [w["ns"] for w in writer] == ["shop"]
+    found = _datasets(job_blast_radius(stack.graph, writer[0]["ns"], writer[0]["name"]))
+    assert f"{stack.duck}:shop.marts.country_kpis" in found
+
+
+def test_stack_dag_lists_its_tasks_and_answers_for_them(stack: Stack) -> None:
+    job = rows(stack.graph, """
+        MATCH (j:Job {namespace: 'airflow_shop', name: $dag})
+        RETURN [(j)<-[:OF]-(:Run)<-[:PARENT]-(:Run)-[:OF]->(t:Job) | t.name] AS tasks""", dag=DAG_ID)[0]
+    assert set(job["tasks"]) == {f"{DAG_ID}.spark_shop", f"{DAG_ID}.dbt_build", f"{DAG_ID}.publish_overview"}
+    # the Spark application and dbt's invocation name their Airflow task run as parent
+    chains = rows(stack.graph, """
+        MATCH (r:Run)-[:OF]->(j:Job) WHERE j.name IN ['shop_nightly', 'dbt-run-dbt_shop']
+        MATCH (r)-[:PARENT]->(:Run)-[:OF]->(t:Job)
+        RETURN DISTINCT j.name AS child, t.name AS task""")
+    assert {(c["child"], c["task"]) for c in chains} == {
+        ("shop_nightly", f"{DAG_ID}.spark_shop"), ("dbt-run-dbt_shop", f"{DAG_ID}.dbt_build")}
+    dag = _datasets(job_blast_radius(stack.graph, "airflow_shop", DAG_ID))
+    tasks: set[str] = set()
+    for task in job["tasks"]:
+        tasks |= _datasets(job_blast_radius(stack.graph, "airflow_shop", task))
+    assert dag == tasks
+    assert f"{stack.duck}:shop.dashboards.shop_overview" in dag
+
+
+def test_stack_root_cause_on_a_mart_names_the_failing_task(stack: Stack) -> None:
+    answer = root_cause_dataset(stack.graph, stack.duck, "shop.marts.country_kpis")
+    top = answer.candidates[0]
+    assert top.kind == "failed run"
+    assert top.dataset == f"file:{stack.wh}/marts/revenue_by_country"
+    parents = top.evidence["parents"]
+    assert [p["job"] for p in parents][-2:] == [f"airflow_shop:{DAG_ID}.spark_shop", f"airflow_shop:{DAG_ID}"]
+    assert [p["state"] for p in parents][-2:] == ["FAIL", "FAIL"]
+    assert f"{DAG_ID}.spark_shop" in top.summary
