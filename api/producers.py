@@ -141,6 +141,23 @@ def run_dbt(settings: Settings, url: str, warehouse: Path, workdir: Path, *, com
     return DbtRun(done.returncode, time.perf_counter() - started, output, dbt_namespace(database))
 
 
+def compile_dbt(settings: Settings, project: Path, warehouse: Path, workdir: Path,
+                say: Callable[[str], None] = lambda line: None) -> Path:
+    """``dbt compile`` of a copy of the example project (a branch): its ``manifest.json``, what
+    ``lineage check --dbt-manifest`` reads. No lineage is sent."""
+    bin_dir = tool_bin(settings, "dbt", say)
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENLINEAGE_", "DBT_", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env |= {"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "SHOP_WAREHOUSE": str(warehouse),
+            "DBT_SHOP_DUCKDB": str(workdir / "shop.duckdb"), "DBT_PROFILES_DIR": str(project),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    target = workdir / "target"
+    _run([str(bin_dir / "dbt"), "compile", "--project-dir", str(project), "--target-path", str(target),
+          "--log-path", str(workdir / "logs")], env, workdir, 300, "dbt compile")
+    return target / "manifest.json"
+
+
 def _yaml_flow(values: Mapping[str, object]) -> str:
     """``--vars`` as a YAML flow mapping of plain scalars."""
     return "{" + ", ".join(f"{k}: {v}" for k, v in values.items()) + "}"

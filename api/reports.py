@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 
-from impact.check import Report
+from impact.check import SEVERITY, Finding, Report
 from impact.tag_reach import TagReport
 from impact.where import WhereReport
 
@@ -84,12 +85,49 @@ def check_markdown(report: Report) -> str:
             last = f"{f.last_run:%Y-%m-%d}" if f.last_run else "never"
             out.append(f"| {f.severity}{' (stale)' if f.stale else ''} | {f.change} | `{f.consumer}` | "
                        f"{f.transformation} | {', '.join(f.owners) or '-'} | {last} |")
+        out += ["", *mermaid(shown)]
         out += ["", "<details><summary>paths</summary>", ""]
         out += [f"- `{f.consumer}`: {' → '.join(f.path)} ({f.note})" for f in shown]
         out += ["", "</details>"]
     else:
         out.append("Nothing downstream breaks.")
     return "\n".join(out) + "\n"
+
+
+MERMAID_EDGES = 60  # a larger diagram stops being readable in a pull request
+
+
+def mermaid(findings: Sequence[Finding]) -> list[str]:
+    """What breaks as a Mermaid flowchart (GitHub and GitLab render it in a pull request): every
+    path from a changed node to a consumer, consumers coloured by severity."""
+    ids: dict[str, str] = {}
+    severity: dict[str, str] = {}
+    edges: list[tuple[str, str]] = []
+    for f in findings:
+        hops = list(f.path)
+        # a path names its nodes as the walk did (sometimes without the namespace)
+        if not hops or hops[-1] != f.consumer and not f.consumer.endswith(hops[-1]):
+            hops.append(f.consumer)
+        target = hops[-1]
+        severity[target] = max(severity.get(target, "SAFE"), f.severity, key=lambda v: SEVERITY[v])
+        for a, b in zip(hops, hops[1:], strict=False):
+            if (a, b) not in edges and a != b:
+                edges.append((a, b))
+    lines = ["```mermaid", "flowchart LR"]
+    for a, b in edges[:MERMAID_EDGES]:
+        for node in (a, b):
+            if node not in ids:
+                ids[node] = f"n{len(ids)}"
+                label = node.replace('"', "'")
+                lines.append(f'  {ids[node]}["{label}"]')
+        lines.append(f"  {ids[a]} --> {ids[b]}")
+    for node, level in severity.items():
+        if node in ids and level != "SAFE":
+            lines.append(f"  class {ids[node]} {level.lower()}")
+    lines += ["  classDef breaking fill:#f8d7da,stroke:#c00", "  classDef risky fill:#fff3cd,stroke:#b80"]
+    if len(edges) > MERMAID_EDGES:
+        lines.append(f"  more[\"… {len(edges) - MERMAID_EDGES} more edges: see the paths\"]")
+    return [*lines, "```"]
 
 
 def _summary(report: Report) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, Retired, fail, reading_graph, when
+from api.cli.common import AsOf, Depth, Retired, err, fail, reading_graph, when
 from graph.errors import LineageError
 from graph.settings import get_settings
 
@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 
 @app.command("check", rich_help_panel="Ask")
 def check_cmd(
-    change: Annotated[Path, typer.Argument(help="The proposed change: a change file (YAML or JSON with "
-                                                "`changes:`), an OpenLineage DatasetEvent/JobEvent, a "
-                                                "column list {namespace, dataset, columns}, or "
-                                                "{job, namespace, sql} for a job's new SQL. '-' reads stdin.",
-                                           allow_dash=True)],
+    change: Annotated[Path | None, typer.Argument(
+        help="The proposed change: a change file (YAML or JSON with `changes:`), an OpenLineage "
+             "DatasetEvent/JobEvent, a column list {namespace, dataset, columns}, or "
+             "{job, namespace, sql} for a job's new SQL. '-' reads stdin. Not with --dbt-manifest.",
+        allow_dash=True)] = None,
     fail_on: Annotated[str, typer.Option(help="Exit 1 when the verdict is at least: breaking, risky, "
                                               "or never.")] = "breaking",
     fmt: Annotated[str, typer.Option("--format", help="text, markdown (for a PR comment) or json.")] = "text",
@@ -35,6 +35,15 @@ def check_cmd(
     stale_days: Annotated[int, typer.Option(min=0, max=36_500, help="A consumer whose job has not run "
                                                                    "for this many days is stale.")] = 30,
     exclude_stale: Annotated[bool, typer.Option(help="Leave stale consumers out of the verdict.")] = False,
+    dbt_manifest: Annotated[Path | None, typer.Option(
+        help="A dbt branch's target/manifest.json (after `dbt compile`): its models' columns and "
+             "inputs, compared with what the graph knows of them now.")] = None,
+    dbt_state: Annotated[Path | None, typer.Option(
+        help="The deployed project's manifest.json: compare the branch with it instead of with the "
+             "graph (models it has and the branch lacks are dropped datasets).")] = None,
+    dbt_namespace: Annotated[str | None, typer.Option(
+        help="The namespace openlineage-dbt reports the project's datasets under (found from the "
+             "models' names when the graph has them in one namespace).")] = None,
 ) -> None:
     """Pre-deploy check: would this change break a real downstream consumer? Exit 0 pass, 1 fail,
     2 usage or input error (unknown dataset or column, malformed change)."""
@@ -48,14 +57,37 @@ def check_cmd(
     if fmt not in ("text", "markdown", "json"):
         raise fail("--format must be text, markdown or json", code=2)
     moment = when(as_of)
-    try:
-        text = sys.stdin.read() if str(change) == "-" else change.read_text(encoding="utf-8")
-    except OSError as e:
-        raise fail(f"cannot read {change}: {e}", code=2) from e
-    doc = load_change(text, str(change))
+    if (change is None) == (dbt_manifest is None):
+        raise fail("give either a CHANGE file or --dbt-manifest", code=2)
+    if dbt_state is not None and dbt_manifest is None:
+        raise fail("--dbt-state needs --dbt-manifest", code=2)
+    if change is not None:
+        doc = load_change(_read(change), str(change))
+    else:
+        import json
+
+        assert dbt_manifest is not None
+        try:
+            branch = json.loads(_read(dbt_manifest))
+            state = json.loads(_read(dbt_state)) if dbt_state is not None else None
+        except json.JSONDecodeError as e:
+            raise fail(f"a dbt manifest is not JSON: {e}", code=2) from e
+
+    def changes_of(graph: Graph) -> Any:
+        if change is not None:
+            return parse_change(doc, graph)
+        from impact.dbt_changes import dbt_changes
+
+        found = dbt_changes(graph, branch, state, dbt_namespace)
+        for note in found.notes:
+            err.print(f"note: {note}", highlight=False)
+        if not found.changes:
+            err.print(f"the branch changes no column or input of a model the graph knows "
+                      f"(namespace {found.namespace})", highlight=False)
+        return found.changes
 
     def ask(graph: Graph) -> Any:
-        return check(graph, parse_change(doc, graph), depth=clamp_depth(depth), as_of=moment,
+        return check(graph, changes_of(graph), depth=clamp_depth(depth), as_of=moment,
                      stale_days=stale_days, exclude_stale=exclude_stale, include_retired=retired)
 
     try:
@@ -68,6 +100,13 @@ def check_cmd(
     sys.stdout.write({"text": check_text, "markdown": check_markdown, "json": check_json}[fmt](report))
     if report.fails(fail_on):
         raise typer.Exit(1)
+
+
+def _read(path: Path) -> str:
+    try:
+        return sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise fail(f"cannot read {path}: {e}", code=2) from e
 
 
 def load_change(text: str, where: str) -> Any:

@@ -138,6 +138,14 @@ def test_markdown_report_reads_as_a_pull_request_comment(scenario: Graph) -> Non
     assert "| BREAKING | drop column ns:raw_users.email | `ns:copy2.email` | DIRECT IDENTITY -> DIRECT IDENTITY" \
            " | team:ml | 2024-06-01 |" in md
     assert "<details><summary>paths</summary>" in md and "raw_users.email → copy1.email → copy2.email" in md
+    # what breaks, as a diagram the pull request renders: each hop once, consumers by severity
+    diagram = md[md.index("```mermaid"):md.index("```", md.index("```mermaid") + 3)].splitlines()
+    assert diagram[1] == "flowchart LR"
+    node = {line.split('["')[1].rstrip('"]'): line.split("[")[0].strip() for line in diagram if '["' in line}
+    assert f"  {node['raw_users.email']} --> {node['copy1.email']}" in diagram
+    assert f"  {node['copy1.email']} --> {node['copy2.email']}" in diagram
+    assert sum(line.endswith(f"--> {node['copy2.email']}") for line in diagram) == 1
+    assert f"  class {node['copy2.email']} breaking" in diagram
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ skipped), which root cause must name.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,16 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from api.producers import DbtRun, run_dbt
+from api.cli import app
+from api.producers import DBT_PROJECT, DbtRun, compile_dbt, run_dbt
 from graph.db import Graph
-from graph.settings import Settings
+from graph.settings import Settings, get_settings
 from impact.blast_radius import dataset_blast_radius
 from impact.root_cause import root_cause_dataset, root_cause_run
 from impact.where import where
 from ingest.log import SQLiteLog
 from tests.conftest import server_settings, wipe
-from tests.helpers import live_api, rows, wait_loaded
+from tests.helpers import live_api, point_cli_at_test_server, rows, wait_loaded
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "dbt_shop"))
 import make_raw  # noqa: E402
@@ -172,3 +175,74 @@ def test_dbt_blast_radius_and_gdpr_reach(shop: Shop) -> None:
                      "shop.marts.customer_value.email_hash": "unknown",
                      "shop.marts.vip_customers.email_hash": "unknown",
                      "shop.marts.crm_contacts.email": "unknown"}
+
+
+@pytest.fixture
+def branch(shop: Shop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of the dbt project to change like a pull request would; the CLI pointed at the test
+    server."""
+    point_cli_at_test_server(monkeypatch)
+    copy = tmp_path / "dbt_shop"
+    shutil.copytree(DBT_PROJECT, copy, ignore=shutil.ignore_patterns("target", "logs", "*.duckdb"))
+    yield copy
+    get_settings.cache_clear()
+
+
+def _compile(project: Path, work: Path) -> Path:
+    wh = work / "warehouse"
+    make_raw.write(wh)
+    return compile_dbt(Settings(state_dir=server_settings().state_dir), project, wh, work / "dbt")
+
+
+def test_dbt_pull_request_dropping_a_column_is_checked_from_the_manifest(
+        shop: Shop, branch: Path, tmp_path: Path) -> None:
+    # the pull request: stg_users no longer has email_hash (in its SQL and in its YAML)
+    sql = branch / "models" / "staging" / "stg_users.sql"
+    sql.write_text(sql.read_text("utf-8").replace("    sha256(lower(email)) as email_hash,\n", ""), "utf-8")
+    yml = branch / "models" / "schema.yml"
+    text = yml.read_text("utf-8")
+    hashed = ("      - name: email_hash\n        data_type: varchar\n"
+              "        description: sha256 of the lower-cased e-mail address\n")
+    assert hashed in text
+    yml.write_text(text.replace(hashed, ""), "utf-8")
+    manifest = _compile(branch, tmp_path)
+    runner = CliRunner()
+    r = runner.invoke(app, ["check", "--dbt-manifest", str(manifest), "--format", "json"])
+    # dbt-ol reports no transformation types: the consumers may copy it, so the change is RISKY
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert body["verdict"] == "RISKY"
+    assert body["changes"] == [f"drop column {shop.ns}:shop.staging.stg_users.email_hash"]
+    consumers = {f["consumer"] for f in body["findings"] if f["severity"] == "RISKY"}
+    assert consumers == {f"{shop.ns}:shop.marts.customer_value.email_hash",
+                         f"{shop.ns}:shop.marts.vip_customers.email_hash"}
+    r = runner.invoke(app, ["check", "--dbt-manifest", str(manifest), "--fail-on", "risky",
+                            "--format", "markdown"])
+    assert r.exit_code == 1
+    assert "```mermaid" in r.stdout and "shop.marts.vip_customers.email_hash" in r.stdout
+
+
+def test_dbt_pull_request_removing_models_against_the_deployed_manifest(
+        shop: Shop, branch: Path, tmp_path: Path) -> None:
+    deployed = _compile(DBT_PROJECT, tmp_path / "prod")
+    # the pull request deletes customer_value and what is built on it
+    for path in ("models/marts/customer_value.sql", "models/marts/vip_customers.sql",
+                 "tests/assert_lifetime_value_reasonable.sql"):
+        (branch / path).unlink()
+    manifest = _compile(branch, tmp_path / "branch")
+    r = CliRunner().invoke(app, ["check", "--dbt-manifest", str(manifest), "--dbt-state", str(deployed),
+                                 "--format", "json"])
+    assert r.exit_code == 1, r.output
+    body = json.loads(r.stdout)
+    assert sorted(body["changes"]) == [f"drop dataset {shop.ns}:shop.marts.customer_value",
+                                       f"drop dataset {shop.ns}:shop.marts.vip_customers"]
+    breaking = {f["consumer"] for f in body["findings"] if f["severity"] == "BREAKING"}
+    assert f"{shop.ns}:shop.marts.vip_customers" in breaking
+    # a manifest whose models the graph has never seen is an input error (exit 2), said plainly
+    other = json.loads(manifest.read_text("utf-8"))
+    for node in other["nodes"].values():
+        node["database"] = "elsewhere"
+    stray = tmp_path / "stray.json"
+    stray.write_text(json.dumps(other), "utf-8")
+    r = CliRunner().invoke(app, ["check", "--dbt-manifest", str(stray)])
+    assert r.exit_code == 2 and "none of the branch's" in r.output
