@@ -1,5 +1,7 @@
 """``lineage demo``: run the example PySpark pipeline with the OpenLineage listener pointed at the
-running lineage-graph, wait until its lineage is queryable, and say what to try."""
+running lineage-graph, wait until its lineage is queryable, and say what to try. ``--stack``
+(``run_stack``): the same pipeline scheduled by Airflow, with dbt models on top and the aliases that
+stitch their names (api/producers.py runs the tools)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from api.producers import DAG_ID, AirflowRun, dbt_namespace, run_airflow
 from graph.errors import ConfigError
 from graph.settings import Settings
 from ingest.log import open_log
@@ -101,3 +104,69 @@ def demo(settings: Settings, url: str, fail: bool, users: int = 2000, orders: in
         time.sleep(0.1)
     per_job = Counter(str(e.event.get("job", {}).get("name")) for e in log.read(before, last - before))
     return DemoRun(code, seconds, last - before, dict(per_job), queryable, warehouse, failed)
+
+
+@dataclass
+class StackRun:
+    """What ``run_stack`` did: the DAG runs (the second failing when asked), where the data is,
+    and the aliases that stitch Spark's file names to dbt's DuckDB names."""
+
+    runs: list[AirflowRun]
+    warehouse: Path
+    namespace: str  # the DuckDB datasets' namespace
+    aliases: list[tuple[str, str, str, str]]
+
+
+def stack_aliases(warehouse: Path, database: Path) -> list[tuple[str, str, str, str]]:
+    """Spark's file names = the DuckDB views dbt reads them through (examples/dbt_shop's
+    macros/register_raw.sql): what neither producer can be told (docs/producers.md)."""
+    duck = dbt_namespace(database)
+    return [("file", f"{warehouse}/raw/users", duck, "shop.raw.users"),
+            ("file", f"{warehouse}/raw/orders", duck, "shop.raw.orders"),
+            ("file", f"{warehouse}/marts/revenue_by_country", duck, "shop.spark.revenue_by_country")]
+
+
+def post_events(url: str, events: list[dict[str, object]], api_key: str | None = None) -> None:
+    """POST events to our OpenLineage endpoint (as one JSON array)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    headers = {"Content-Type": "application/json"} | (
+        {"Authorization": f"Bearer {api_key}"} if api_key else {})
+    request = urllib.request.Request(f"{url.rstrip('/')}/api/v1/lineage", method="POST",
+                                     data=json.dumps(events).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            answer.read()
+    except urllib.error.HTTPError as e:
+        raise ConfigError(f"{url} refused the events ({e.code}): {e.read()[:500]!r}") from e
+    except OSError as e:
+        raise ConfigError(f"could not post events to {url}: {e}") from e
+
+
+def run_stack(settings: Settings, url: str, workdir: Path, *, fail: bool = False,
+              api_key: str | None = None, say: Callable[[str], None] = lambda line: None) -> StackRun:
+    """The whole example: the aliases that stitch the names, then the Airflow DAG (Spark's jobs,
+    the dbt build over Spark's files, the overview task) once, and with ``fail`` a second night in
+    which Spark's revenue job fails (so the DAG run fails and dbt and the overview do not run)."""
+    from ingest.aliases import alias_event
+
+    warehouse = workdir / "warehouse"
+    database = workdir / "shop.duckdb"
+    aliases = stack_aliases(warehouse, database)
+    post_events(url, [alias_event(*a) for a in aliases], api_key)
+    say(f"declared {len(aliases)} aliases (Spark's files = dbt's DuckDB views)")
+    runs = []
+    for night in (1, 2) if fail else (1,):
+        failing = night == 2
+        say(f"night {night}: airflow dags test {DAG_ID}" + (" (Spark's revenue job fails)" if failing
+                                                            else ""))
+        run = run_airflow(settings, url, warehouse, workdir, fail_revenue=failing,
+                          api_key=api_key, say=say)
+        if run.returncode != 0 and not failing:
+            raise ConfigError(f"the DAG run failed (exit {run.returncode}):\n{run.output.strip()[-3000:]}")
+        say(f"night {night}: the DAG run took {run.seconds:.0f} s"
+            + (", and failed as asked" if run.returncode else ""))
+        runs.append(run)
+    return StackRun(runs, warehouse, dbt_namespace(database), aliases)

@@ -73,22 +73,6 @@ def tool_bin(settings: Settings, tool: str, say: Callable[[str], None] = lambda 
 
 
 @dataclass(frozen=True)
-class ParentRun:
-    """The run that started a producer's run (an Airflow task run), passed the way OpenLineage's
-    integrations read it: ``OPENLINEAGE_PARENT_ID`` = namespace/name/runId, and the root."""
-
-    namespace: str
-    name: str
-    run_id: str
-    root: ParentRun | None = None
-
-    def env(self) -> dict[str, str]:
-        root = self.root or self
-        return {"OPENLINEAGE_PARENT_ID": f"{self.namespace}/{self.name}/{self.run_id}",
-                "OPENLINEAGE_ROOT_PARENT_ID": f"{root.namespace}/{root.name}/{root.run_id}"}
-
-
-@dataclass(frozen=True)
 class DbtRun:
     returncode: int
     seconds: float
@@ -103,7 +87,7 @@ def dbt_namespace(database: Path) -> str:
 
 def run_dbt(settings: Settings, url: str, warehouse: Path, workdir: Path, *, command: str = "build",
             job_namespace: str = "dbt_shop", variables: Mapping[str, object] | None = None,
-            parent: ParentRun | None = None, api_key: str | None = None,
+            api_key: str | None = None,
             say: Callable[[str], None] = lambda line: None, timeout: float = 600.0) -> DbtRun:
     """``dbt-ol COMMAND`` on the example project (examples/dbt_shop), reading the files under
     ``warehouse`` (the Spark demo's layout) into ``workdir/shop.duckdb``, with its OpenLineage
@@ -122,8 +106,6 @@ def run_dbt(settings: Settings, url: str, warehouse: Path, workdir: Path, *, com
             "OPENLINEAGE_DBT_LOGGING": "INFO"}
     if api_key:
         env["OPENLINEAGE_API_KEY"] = api_key
-    if parent:
-        env |= parent.env()
     args = [str(bin_dir / "dbt-ol"), command, "--project-dir", str(DBT_PROJECT),
             "--target-path", str(workdir / "target"), "--log-path", str(workdir / "logs")]
     if variables:
@@ -229,67 +211,26 @@ def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float, what: 
     return done
 
 
-@dataclass
-class StackRun:
-    """What ``run_stack`` did: the DAG runs (the second failing when asked), where the data is,
-    and the aliases that stitch Spark's file names to dbt's DuckDB names."""
+def main(argv: list[str] | None = None) -> int:
+    """``python -m api.producers install dbt airflow``: make the tools' environments now (CI does
+    this in the background while the gates run)."""
+    import argparse
 
-    runs: list[AirflowRun]
-    warehouse: Path
-    namespace: str  # the DuckDB datasets' namespace
-    aliases: list[tuple[str, str, str, str]]
+    from graph.settings import get_settings
 
-
-def stack_aliases(warehouse: Path, database: Path) -> list[tuple[str, str, str, str]]:
-    """Spark's file names = the DuckDB views dbt reads them through (examples/dbt_shop's
-    macros/register_raw.sql): what neither producer can be told (docs/producers.md)."""
-    duck = dbt_namespace(database)
-    return [("file", f"{warehouse}/raw/users", duck, "shop.raw.users"),
-            ("file", f"{warehouse}/raw/orders", duck, "shop.raw.orders"),
-            ("file", f"{warehouse}/marts/revenue_by_country", duck, "shop.spark.revenue_by_country")]
-
-
-def post_events(url: str, events: list[dict[str, object]], api_key: str | None = None) -> None:
-    """POST events to our OpenLineage endpoint (as one JSON array)."""
-    import json
-    import urllib.error
-    import urllib.request
-
-    headers = {"Content-Type": "application/json"} | (
-        {"Authorization": f"Bearer {api_key}"} if api_key else {})
-    request = urllib.request.Request(f"{url.rstrip('/')}/api/v1/lineage", method="POST",
-                                     data=json.dumps(events).encode(), headers=headers)
+    parser = argparse.ArgumentParser(prog="python -m api.producers", description=main.__doc__)
+    parser.add_argument("command", choices=["install"])
+    parser.add_argument("tools", nargs="+", choices=sorted(REQUIREMENTS))
+    args = parser.parse_args(argv)
+    settings = get_settings()
     try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            answer.read()
-    except urllib.error.HTTPError as e:
-        raise ConfigError(f"{url} refused the events ({e.code}): {e.read()[:500]!r}") from e
-    except OSError as e:
-        raise ConfigError(f"could not post events to {url}: {e}") from e
+        for tool in args.tools:
+            print(tool_bin(settings, tool, say=print), flush=True)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
-def run_stack(settings: Settings, url: str, workdir: Path, *, fail: bool = False,
-              api_key: str | None = None, say: Callable[[str], None] = lambda line: None) -> StackRun:
-    """The whole example: the aliases that stitch the names, then the Airflow DAG (Spark's jobs,
-    the dbt build over Spark's files, the overview task) once, and with ``fail`` a second night in
-    which Spark's revenue job fails (so the DAG run fails and dbt and the overview do not run)."""
-    from ingest.aliases import alias_event
-
-    warehouse = workdir / "warehouse"
-    database = workdir / "shop.duckdb"
-    aliases = stack_aliases(warehouse, database)
-    post_events(url, [alias_event(*a) for a in aliases], api_key)
-    say(f"declared {len(aliases)} aliases (Spark's files = dbt's DuckDB views)")
-    runs = []
-    for night in (1, 2) if fail else (1,):
-        failing = night == 2
-        say(f"night {night}: airflow dags test {DAG_ID}" + (" (Spark's revenue job fails)" if failing
-                                                            else ""))
-        run = run_airflow(settings, url, warehouse, workdir, fail_revenue=failing,
-                          api_key=api_key, say=say)
-        if run.returncode != 0 and not failing:
-            raise ConfigError(f"the DAG run failed (exit {run.returncode}):\n{run.output.strip()[-3000:]}")
-        say(f"night {night}: the DAG run took {run.seconds:.0f} s"
-            + (", and failed as asked" if run.returncode else ""))
-        runs.append(run)
-    return StackRun(runs, warehouse, dbt_namespace(database), aliases)
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,6 +6,7 @@ It only reads the graph: a read-only Neo4j user is enough, and it never starts N
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -46,10 +47,11 @@ def check_cmd(
              "models' names when the graph has them in one namespace).")] = None,
 ) -> None:
     """Pre-deploy check: would this change break a real downstream consumer? Exit 0 pass, 1 fail,
-    2 usage or input error (unknown dataset or column, malformed change)."""
+    2 usage or input error (unknown dataset or column, malformed change). With --dbt-manifest, a
+    dbt branch is the change: its models compared with the graph (or with --dbt-state)."""
     from api.reports import check_json, check_markdown, check_text
     from impact.answers import clamp_depth
-    from impact.changes import CheckInputError, parse_change
+    from impact.changes import CheckInputError
     from impact.check import check
 
     if fail_on not in ("breaking", "risky", "never"):
@@ -57,34 +59,7 @@ def check_cmd(
     if fmt not in ("text", "markdown", "json"):
         raise fail("--format must be text, markdown or json", code=2)
     moment = when(as_of)
-    if (change is None) == (dbt_manifest is None):
-        raise fail("give either a CHANGE file or --dbt-manifest", code=2)
-    if dbt_state is not None and dbt_manifest is None:
-        raise fail("--dbt-state needs --dbt-manifest", code=2)
-    if change is not None:
-        doc = load_change(_read(change), str(change))
-    else:
-        import json
-
-        assert dbt_manifest is not None
-        try:
-            branch = json.loads(_read(dbt_manifest))
-            state = json.loads(_read(dbt_state)) if dbt_state is not None else None
-        except json.JSONDecodeError as e:
-            raise fail(f"a dbt manifest is not JSON: {e}", code=2) from e
-
-    def changes_of(graph: Graph) -> Any:
-        if change is not None:
-            return parse_change(doc, graph)
-        from impact.dbt_changes import dbt_changes
-
-        found = dbt_changes(graph, branch, state, dbt_namespace)
-        for note in found.notes:
-            err.print(f"note: {note}", highlight=False)
-        if not found.changes:
-            err.print(f"the branch changes no column or input of a model the graph knows "
-                      f"(namespace {found.namespace})", highlight=False)
-        return found.changes
+    changes_of = _proposal(change, dbt_manifest, dbt_state, dbt_namespace)
 
     def ask(graph: Graph) -> Any:
         return check(graph, changes_of(graph), depth=clamp_depth(depth), as_of=moment,
@@ -100,6 +75,42 @@ def check_cmd(
     sys.stdout.write({"text": check_text, "markdown": check_markdown, "json": check_json}[fmt](report))
     if report.fails(fail_on):
         raise typer.Exit(1)
+
+
+def _proposal(change: Path | None, dbt_manifest: Path | None, dbt_state: Path | None,
+              dbt_namespace: str | None) -> Callable[[Graph], Any]:
+    """How to get the changes, once the graph is at hand: from a change document, or from a dbt
+    branch's manifest (its notes to stderr)."""
+    import json
+
+    from impact.changes import parse_change
+
+    if (change is None) == (dbt_manifest is None):
+        raise fail("give either a CHANGE file or --dbt-manifest", code=2)
+    if dbt_state is not None and dbt_manifest is None:
+        raise fail("--dbt-state needs --dbt-manifest", code=2)
+    if change is not None:
+        doc = load_change(_read(change), str(change))
+        return lambda graph: parse_change(doc, graph)
+    assert dbt_manifest is not None
+    try:
+        branch = json.loads(_read(dbt_manifest))
+        state = json.loads(_read(dbt_state)) if dbt_state is not None else None
+    except json.JSONDecodeError as e:
+        raise fail(f"a dbt manifest is not JSON: {e}", code=2) from e
+
+    def from_dbt(graph: Graph) -> Any:
+        from impact.dbt_changes import dbt_changes
+
+        found = dbt_changes(graph, branch, state, dbt_namespace)
+        for note in found.notes:
+            err.print(f"note: {note}", highlight=False)
+        if not found.changes:
+            err.print(f"the branch changes no column or input of a model the graph knows "
+                      f"(namespace {found.namespace})", highlight=False)
+        return found.changes
+
+    return from_dbt
 
 
 def _read(path: Path) -> str:

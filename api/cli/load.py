@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from api.cli.app import app
-from api.cli.common import err, fail, out, writing_graph
+from api.cli.common import Format, err, fail, out, writing_graph
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
 
@@ -116,7 +116,7 @@ def alias_cmd(
              "file /lake/raw/users = duckdb:///data/shop.duckdb shop.raw.users")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List every table's names: producers' "
                                                        "symlinks and declared aliases.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="table, plain or json (with --list).")] = "table",
+    fmt: Format = "table",
 ) -> None:
     """Declare two names of one table that no producer links (a Spark file path and the DuckDB
     view dbt reads it through): every question then answers for both, as for a symlink.

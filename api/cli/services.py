@@ -186,7 +186,8 @@ def demo_cmd(
 def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) -> None:
     import time
 
-    from api.producers import DAG_ID, run_stack
+    from api.demo import run_stack
+    from api.producers import DAG_ID
     from ingest.log import open_log
     from ingest.worker import CONSUMER
 

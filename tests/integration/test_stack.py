@@ -18,7 +18,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
 
-from api.producers import DAG_ID, StackRun, run_stack  # noqa: E402
+from api.demo import StackRun, run_stack  # noqa: E402
+from api.producers import DAG_ID  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
 from impact.blast_radius import dataset_blast_radius, job_blast_radius  # noqa: E402
