@@ -1,6 +1,6 @@
 """The ``lineage`` command line: one module per command group.
 
-``server`` (the local Neo4j, the schema), ``load`` (``ingest``), ``discover`` (``ls``,
+``server`` (the local Neo4j, the schema), ``load`` (``ingest``, ``alias``), ``discover`` (``ls``,
 ``search``), ``events`` (``replay``, ``dead-letters``, ``export``), ``questions`` (``impact``,
 ``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``check``, ``services`` (``serve``,
 ``worker``, ``up``, ``down``, ``status``, ``demo``, ``spark-conf``); shared options and the graph

@@ -1,4 +1,5 @@
-"""Loading events from files: ``lineage ingest`` (Python, or Spark partitions for big archives)."""
+"""Loading events from files: ``lineage ingest`` (Python, or Spark partitions for big archives);
+declaring two names of one table: ``lineage alias``."""
 
 from __future__ import annotations
 
@@ -154,6 +155,8 @@ def alias_cmd(
     try:
         with writing_graph(settings) as graph:
             make_ingester(graph, settings, None).ingest([RawItem("lineage alias", obj=event)], report)
+        if report.rejected:
+            raise fail("; ".join(report.rejected[0].reasons), code=2)
         log = open_log(settings.log_path)
         try:
             log.append([event])
@@ -161,7 +164,5 @@ def alias_cmd(
             log.close()
     except LineageError as e:
         raise fail(str(e)) from e
-    if report.rejected:
-        raise fail("; ".join(report.rejected[0].reasons), code=2)
     out.print(f"{names[0]}:{names[1]} is also named {names[3]}:{names[4]}: every question answers "
               "for both")
