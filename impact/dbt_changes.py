@@ -8,7 +8,9 @@ those datasets now, or, with ``--dbt-state prod/manifest.json``, the deployed pr
 The differences become the change operations of docs/ci.md:
 
 - a column the deployed side has and the branch does not: ``drop_column``; a new one:
-  ``add_column``; a declared type that changed: ``retype_column``;
+  ``add_column``; both at once, when the new column is made from the very same input columns as
+  the old one (its compiled SQL's column lineage against the graph's, or the deployed SQL's):
+  ``rename_column``; a declared type that changed: ``retype_column``;
 - an input the model's writer reads now and the branch no longer reads: ``remove_input``;
 - with ``--dbt-state``, a model the deployed project has and the branch does not: ``drop_dataset``.
 
@@ -20,15 +22,12 @@ none), so such a model's column changes are not compared: the report's notes say
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from graph.db import Graph
 from impact.changes import Change, CheckInputError
-
-STAR = re.compile(r"\bselect\s+(distinct\s+)?\*|\.\*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,7 @@ class Model:
     relation: str
     columns: dict[str, str | None] | None  # None: not known (no declared columns)
     inputs: frozenset[str]  # relation names
+    lineage: dict[str, frozenset[str]] = field(default_factory=dict)  # column -> its "table.column"s
 
 
 @dataclass
@@ -68,21 +68,28 @@ def models(manifest: Any, where: str) -> dict[str, Model]:
                     for name, c in (node.get("columns") or {}).items()}
         inputs = {relation(nodes.get(dep) or sources.get(dep) or {})
                   for dep in (node.get("depends_on") or {}).get("nodes") or []}
-        inputs |= _sql_tables(node.get("compiled_code"), dialect)
-        found[uid] = Model(uid, relation(node), declared or None, frozenset(i for i in inputs if i))
+        tables, lineage = _parse_sql(node.get("compiled_code"), dialect)
+        found[uid] = Model(uid, relation(node), declared or None,
+                           frozenset(i for i in inputs | tables if i), lineage)
     return found
 
 
-def _sql_tables(sql: str | None, dialect: str) -> set[str]:
+def _parse_sql(sql: str | None, dialect: str) -> tuple[set[str], dict[str, frozenset[str]]]:
+    """The tables a compiled model reads, and each output column's input columns (lower case)."""
     if not sql:
-        return set()
+        return set(), {}
     import openlineage_sql
 
     try:
         parsed = openlineage_sql.parse([sql], dialect=dialect)
     except Exception:  # a dialect openlineage-sql does not know: the refs still count
-        return set()
-    return {t.qualified_name for t in parsed.in_tables} if parsed else set()
+        return set(), {}
+    if parsed is None:
+        return set(), {}
+    lineage = {c.descendant.name.lower(): frozenset(f"{m.origin.qualified_name}.{m.name}".lower()
+                                                    for m in c.lineage if m.origin)
+               for c in parsed.column_lineage}
+    return {t.qualified_name for t in parsed.in_tables}, lineage
 
 
 def dbt_changes(graph: Graph, branch: Any, state: Any | None = None, namespace: str | None = None
@@ -107,10 +114,13 @@ def dbt_changes(graph: Graph, branch: Any, state: Any | None = None, namespace: 
             continue
         current = (before.columns if before is not None else
                    {c["name"]: c["type"] for c in row["columns"]} or None)
+        was_from = (before.lineage if before is not None else
+                    {c["name"].lower(): frozenset(x.lower() for x in c["sources"]) for c in row["columns"]})
         if model.columns is None or current is None:
             out.notes.append(f"{model.relation}: columns not compared (no declared columns)")
         else:
-            out.changes += _column_changes(ns, model.relation, current, model.columns)
+            out.changes += _column_changes(ns, model.relation, current, model.columns,
+                                           was_from, model.lineage)
         writers = row["writers"]
         was = (before.inputs if before is not None
                else frozenset(i["name"] for w in writers for i in w["reads"] if i["namespace"] == ns))
@@ -128,16 +138,29 @@ def dbt_changes(graph: Graph, branch: Any, state: Any | None = None, namespace: 
     return out
 
 
-def _column_changes(ns: str, name: str, current: dict[str, str | None],
-                    proposed: dict[str, str | None]) -> list[Change]:
+def _column_changes(ns: str, name: str, current: Mapping[str, str | None],
+                    proposed: Mapping[str, str | None],
+                    was_from: Mapping[str, frozenset[str]] | None = None,
+                    now_from: Mapping[str, frozenset[str]] | None = None) -> list[Change]:
+    """Dropped, added and retyped columns; a dropped column and an added one made from the very same
+    input columns (non-empty) are one renamed column."""
     lower = {c.lower(): c for c in current}
-    changes = [Change("drop_column", ns, name, lower[c])
-               for c in sorted(set(lower) - {p.lower() for p in proposed})]
+    dropped = sorted(set(lower) - {p.lower() for p in proposed})
+    added = sorted(p for p in proposed if p.lower() not in lower)
+    renamed: list[Change] = []
+    for d in list(dropped):
+        source = (was_from or {}).get(d)
+        same = [a for a in added if source and (now_from or {}).get(a.lower()) == source]
+        if len(same) == 1:
+            renamed.append(Change("rename_column", ns, name, lower[d], same[0]))
+            dropped.remove(d)
+            added.remove(same[0])
+    changes = [Change("drop_column", ns, name, lower[c]) for c in dropped] + renamed
     for p, kind in sorted(proposed.items()):
         was = lower.get(p.lower())
-        if was is None:
+        if p in added:
             changes.append(Change("add_column", ns, name, p, kind))
-        elif kind and current[was] and kind.lower() != str(current[was]).lower():
+        elif was is not None and kind and current[was] and kind.lower() != str(current[was]).lower():
             changes.append(Change("retype_column", ns, name, was, kind))
     return changes
 

@@ -246,3 +246,20 @@ def test_dbt_pull_request_removing_models_against_the_deployed_manifest(
     stray.write_text(json.dumps(other), "utf-8")
     r = CliRunner().invoke(app, ["check", "--dbt-manifest", str(stray)])
     assert r.exit_code == 2 and "none of the branch's" in r.output
+
+
+def test_dbt_pull_request_renaming_a_column_is_a_rename(shop: Shop, branch: Path, tmp_path: Path) -> None:
+    # crm_contacts' full_name becomes contact_name: same input column, new name
+    sql = branch / "models" / "marts" / "crm_contacts.sql"
+    sql.write_text(sql.read_text("utf-8").replace("full_name,", "full_name as contact_name,"), "utf-8")
+    yml = branch / "models" / "schema.yml"
+    text = yml.read_text("utf-8")
+    old = "      - name: full_name\n        data_type: varchar\n      - name: country\n"
+    assert text.count(old) == 1
+    yml.write_text(text.replace(old, old.replace("full_name", "contact_name")), "utf-8")
+    manifest = _compile(branch, tmp_path)
+    r = CliRunner().invoke(app, ["check", "--dbt-manifest", str(manifest), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert body["changes"] == [f"rename column {shop.ns}:shop.marts.crm_contacts.full_name -> contact_name"]
+    assert body["verdict"] == "SAFE"  # nothing reads the CRM export

@@ -64,3 +64,15 @@ def test_alias_event_is_a_dataset_event_with_a_symlink() -> None:
         alias_event("a", "b", "a", "b")
     with pytest.raises(ValueError, match="the alias name is empty"):
         alias_event("a", "b", "c", " ")
+
+
+def test_a_dropped_and_an_added_column_from_the_same_inputs_are_a_rename() -> None:
+    now = {"id": "bigint", "full_name": "varchar", "note": "varchar"}
+    proposed = {"id": "bigint", "contact_name": "varchar", "remark": "varchar"}
+    was_from = {"full_name": frozenset({"shop.raw.users.full_name"}), "note": frozenset()}
+    now_from = {"contact_name": frozenset({"shop.raw.users.full_name"}), "remark": frozenset()}
+    assert _column_changes("ns", "t", now, proposed, was_from, now_from) == [
+        Change("drop_column", "ns", "t", "note"),  # no inputs to match on: not a rename
+        Change("rename_column", "ns", "t", "full_name", "contact_name"),
+        Change("add_column", "ns", "t", "remark", "varchar"),
+    ]

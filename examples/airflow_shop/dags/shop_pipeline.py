@@ -89,7 +89,7 @@ with DAG("shop_pipeline", start_date=datetime(2024, 6, 1), schedule=None, catchu
     spark = BashOperator(task_id="spark_shop", bash_command=SPARK)
     dbt = BashOperator(task_id="dbt_build", bash_command=DBT)
 
-    @task(inlets=[_duckdb(KPIS), _duckdb(VIPS)], outlets=[OVERVIEW])
+    @task(inlets=[_duckdb(KPIS), _duckdb(VIPS)], outlets=[OVERVIEW])  # type: ignore[untyped-decorator]
     def publish_overview() -> int:
         """The dashboard's table, built in DuckDB from two dbt marts."""
         import duckdb
