@@ -152,6 +152,41 @@ def fold_aliases(found: list[Impacted], alias: list[bool], source: str
     return kept, tuple(names.get(source, ()))
 
 
+def merge_names(graph: Graph, found: list[Impacted], source: str,
+                source_aliases: tuple[str, ...]) -> tuple[list[Impacted], tuple[str, ...]]:
+    """After ``fold_aliases``: a table the walk reached under two of its names by separate lineage
+    paths (Spark's path through one job, dbt's view through another) is listed once, under the
+    name reached first (``found`` is nearest first), the other names in its ``aliases``; a name
+    of the source itself is folded into the source's aliases (returned second)."""
+    datasets = [i for i in found if i.kind == "dataset"]
+    if not datasets:
+        return found, source_aliases
+    keys = [{"namespace": i.namespace, "name": i.name} for i in datasets]
+    other: dict[str, set[str]] = {}
+    for r in graph.read("lookup/alias_names", datasets=keys):
+        other.setdefault(r["name"], set()).add(r["alias"])
+    if not other:
+        return found, source_aliases
+    taken: dict[str, int] = {}  # a name -> the index of the entry listing its table
+    kept: list[Impacted] = []
+    extra = list(source_aliases)
+    for i in found:
+        key = f"{i.namespace}:{i.name}"
+        if i.kind != "dataset":
+            kept.append(i)
+        elif key in taken:
+            keeper = kept[taken[key]]
+            kept[taken[key]] = replace(keeper, aliases=tuple(dict.fromkeys(
+                (*keeper.aliases, key, *i.aliases))))
+        elif source in other.get(key, ()):
+            extra += [key, *i.aliases]
+        else:
+            for name in (key, *other.get(key, ())):
+                taken.setdefault(name, len(kept))
+            kept.append(i)
+    return kept, tuple(dict.fromkeys(extra))
+
+
 def native_time(value: Any) -> datetime | None:
     """A Neo4j time as a Python one (None stays None)."""
     return value.to_native() if value is not None else None

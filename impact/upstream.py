@@ -12,6 +12,7 @@ from impact.answers import (
     column_step,
     dataset_step,
     fold_aliases,
+    merge_names,
     native_time,
     require_column,
     require_dataset,
@@ -28,6 +29,7 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
                       asOf=as_of, includeRetired=include_retired)
     kept, aliases = fold_aliases([dataset_step(r) for r in rows],
                                  [r["basis"] == "alias" for r in rows], f"{namespace}:{name}")
+    kept, aliases = merge_names(graph, kept, f"{namespace}:{name}", aliases)
     found = tuple(kept)
     return BlastRadius(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream",
                        aliases)

@@ -13,6 +13,7 @@ from api.cli import app
 from graph.db import Graph
 from graph.settings import get_settings
 from impact.blast_radius import dataset_blast_radius
+from impact.upstream import dataset_upstream
 from ingest.aliases import alias_event
 from ingest.log import SQLiteLog
 from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
@@ -71,3 +72,29 @@ def test_alias_joins_the_names_for_every_question(graph: Graph, cli: CliRunner, 
 def test_alias_refuses_malformed_declarations(cli: CliRunner, args: list[str]) -> None:
     r = cli.invoke(app, ["alias", *args])
     assert r.exit_code == 2, r.output
+
+
+def test_a_table_reached_under_two_names_is_listed_once(graph: Graph, cli: CliRunner) -> None:
+    # the overview reads what Spark made of the file and what dbt made of its view: the table is
+    # two lineage steps away under both names, by different paths
+    clean = run_event("COMPLETE", new_run_id(), "clean_users", ns="spark",
+                      inputs=[dataset("/lake/raw/users", "file", ["id"])],
+                      outputs=[dataset("/lake/staging/users", "file", ["id"])])
+    both = run_event("COMPLETE", new_run_id(), "overview", ns="airflow",
+                     inputs=[dataset("/lake/staging/users", "file", ["id"]),
+                             dataset("shop.staging.stg_users", DUCK, ["id"])],
+                     outputs=[dataset("shop.dash.overview", DUCK, ["id"])])
+    ingest_events(graph, [clean, both])
+    assert cli.invoke(app, ["alias", "file", "/lake/raw/users", "=", DUCK, "shop.raw.users"]).exit_code == 0
+    answer = dataset_upstream(graph, DUCK, "shop.dash.overview")
+    listed = [f"{i.namespace}:{i.name}" for i in answer.impacted if i.kind == "dataset"]
+    raw = [name for name in listed if name in ("file:/lake/raw/users", f"{DUCK}:shop.raw.users")]
+    assert len(raw) == 1, listed
+    [users] = [i for i in answer.impacted if f"{i.namespace}:{i.name}" == raw[0]]
+    assert set(users.aliases) == {"file:/lake/raw/users", f"{DUCK}:shop.raw.users"} - {raw[0]}
+    assert len(listed) == 3  # the staging file, stg_users and the raw table once
+    # downstream of the raw table, the overview is listed once
+    radius = dataset_blast_radius(graph, "file", "/lake/raw/users")
+    assert f"{DUCK}:shop.raw.users" in radius.aliases
+    assert [f"{i.namespace}:{i.name}" for i in radius.impacted if i.kind == "dataset"].count(
+        f"{DUCK}:shop.dash.overview") == 1
