@@ -180,18 +180,24 @@ def point_cli_at_test_server(monkeypatch: Any) -> None:
     get_settings.cache_clear()
 
 
+def free_port() -> int:
+    """A free loopback TCP port."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def start_serve(env: dict[str, str]) -> tuple[Any, str]:
     """`lineage serve` in a subprocess on a free loopback port, once it answers /health:
     (the process, its base URL). Terminate the process when done."""
-    import socket
     import subprocess
     import sys
     import time
     import urllib.request
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -209,7 +215,6 @@ def live_api(graph: Graph, log_path: Path) -> Iterator[tuple[str, SQLiteLog]]:
     """Our HTTP API (uvicorn, in a thread, on a free loopback port) over a fresh event log at
     ``log_path`` and a worker loading it into ``graph``: (the base URL, the log), for real
     producers to post to."""
-    import socket
     import threading
     import time
 
@@ -220,9 +225,7 @@ def live_api(graph: Graph, log_path: Path) -> Iterator[tuple[str, SQLiteLog]]:
     from ingest.worker import Worker
 
     log = SQLiteLog(log_path)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
                                            port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -6,8 +6,6 @@ One Spark application per test session (two "nights", the second with the failin
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,7 +14,6 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
 
-from api.app import create_app  # noqa: E402
 from api.demo import run_pipeline  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
@@ -24,9 +21,8 @@ from impact.blast_radius import dataset_blast_radius  # noqa: E402
 from impact.root_cause import root_cause_dataset  # noqa: E402
 from impact.where import where  # noqa: E402
 from ingest.log import SQLiteLog  # noqa: E402
-from ingest.worker import Worker  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
-from tests.helpers import rows  # noqa: E402
+from tests.helpers import live_api, rows  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -43,28 +39,13 @@ class Demo:
 
 @pytest.fixture(scope="module")
 def demo(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    import uvicorn
-
     wipe(session_graph)
     tmp = tmp_path_factory.mktemp("spark")
-    log = SQLiteLog(tmp / "events.db")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), session_graph, log), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    stop = threading.Event()
-    worker = threading.Thread(target=Worker(session_graph, log).run, args=(stop, 0.05), daemon=True)
-    worker.start()
-    try:
-        while not server.started:
-            time.sleep(0.05)
+    with live_api(session_graph, tmp / "events.db") as (url, log):
         # the listener jar is cached in the test state directory (Maven's cache in ~/.m2)
         settings = Settings(state_dir=server_settings().state_dir)
         wh = tmp / "warehouse"
-        code, seconds, output = run_pipeline(settings, f"http://127.0.0.1:{port}", wh, nights=2,
+        code, seconds, output = run_pipeline(settings, url, wh, nights=2,
                                              fail_on_night=2, users=500, orders=2000)
         assert code == 1 and "job revenue_by_country failed" in output, output[-3000:]
         ended = time.perf_counter()
@@ -73,11 +54,6 @@ def demo(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iter
             time.sleep(0.05)
         queryable = time.perf_counter() - ended
         yield Demo(session_graph, log, str(wh), seconds, queryable, output)
-    finally:
-        stop.set()
-        server.should_exit = True
-        worker.join(timeout=10)
-        thread.join(timeout=10)
 
 
 def test_listener_events_arrive_through_http(demo: Demo) -> None:
