@@ -84,21 +84,28 @@ CALL (j, e, gone) {
   WITH j, e WHERE NOT gone AND e.retired IS NOT NULL
   REMOVE e.retired, e.retiredAt, e.lastRunId
 }
-CALL (j, e, i, o, gone, late) {
-  WITH j, e, i, o WHERE gone AND (e.retired IS NULL OR late)
+// the job's completed runs that reported a dataset, latest first, with what each read and wrote:
+// read once per job, and only when an edge's retirement is to be computed (not once per edge:
+// a job whose inputs vary by run, a partitioned path per day, has as many edges as runs)
+WITH j, late, collect({e: e, i: i, o: o, gone: gone}) AS edges
+CALL (j, late, edges) {
+  WITH j WHERE any(x IN edges WHERE x.gone AND (x.e.retired IS NULL OR late))
+  MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
+  WHERE EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
+  WITH r ORDER BY r.completeTime DESC, r.runId DESC
+  RETURN collect({runId: r.runId, time: r.completeTime,
+                  reads: COLLECT { MATCH (r)-[:READ]->(d:Dataset) RETURN elementId(d) },
+                  wrote: COLLECT { MATCH (r)-[:WROTE]->(d:Dataset) RETURN elementId(d) }}) AS runs
+}
+UNWIND edges AS x
+WITH j, late, runs, x.e AS e, x.i AS i, x.o AS o, x.gone AS gone
+CALL (e, i, o, gone, late, runs) {
+  WITH e, i, o, runs WHERE gone AND (e.retired IS NULL OR late)
   // the last completed run that produced it, and the first completed run after that one
-  OPTIONAL CALL (j, i, o) {
-    MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
-    WHERE (i IS NULL OR EXISTS { (r)-[:READ]->(i) }) AND (o IS NULL OR EXISTS { (r)-[:WROTE]->(o) })
-    RETURN r AS last ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
-  }
-  OPTIONAL CALL (j, last) {
-    MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
-    WHERE EXISTS { (r)-[:READ|WROTE]->(:Dataset) }
-      AND (last IS NULL OR r.completeTime > last.completeTime)
-    RETURN r.completeTime AS at ORDER BY r.completeTime LIMIT 1
-  }
-  SET e.retired = true, e.retiredAt = at, e.lastRunId = last.runId
+  WITH e, runs, [r IN runs WHERE (i IS NULL OR elementId(i) IN r.reads)
+                                 AND (o IS NULL OR elementId(o) IN r.wrote)][0] AS last
+  WITH e, last, [r IN runs WHERE last IS NULL OR r.time > last.time] AS after
+  SET e.retired = true, e.retiredAt = after[-1].time, e.lastRunId = last.runId
 }
 WITH j, max(CASE WHEN gone THEN 1 ELSE 0 END) AS retiredEdges
 SET j.hasRetired = CASE WHEN retiredEdges > 0 THEN true END

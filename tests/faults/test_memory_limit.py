@@ -79,7 +79,8 @@ def test_a_batch_over_the_limit_is_split_loaded_and_the_worker_shrinks(
     assert worker.limit < EVENTS, "a batch refused for its size must make the next ones smaller"
     shrunk = worker.limit
 
-    events.append(_events(EVENTS * 2)[EVENTS:])
+    more = EVENTS // 2
+    events.append(_events(EVENTS + more)[EVENTS:])
     sizes = []
     while (done := worker.run_once()) is not None:
         sizes.append(done.events)
@@ -87,4 +88,4 @@ def test_a_batch_over_the_limit_is_split_loaded_and_the_worker_shrinks(
     assert sizes and sizes[0] <= shrunk
     assert events.dead_letter_count() == 0
     runs = rows(small_graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"]
-    assert runs == EVENTS * 2
+    assert runs == EVENTS + more
