@@ -57,11 +57,13 @@ CALL (n) {
 }
 CALL (n, distance) {
   // the last two successful reads of it by a consumer (a run that read it and wrote a dataset
-  // derived from it)
+  // derived from it): its reads latest first, each checked until two pass (a source read by
+  // hundreds of runs costs two checks, not hundreds)
   OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:READ]->(n)
   WHERE distance > 0 AND ($asOf IS NULL OR r.completeTime <= $asOf)
-    AND EXISTS { MATCH (r)-[:WROTE]->(:Dataset)-[:DERIVED_FROM]->(n) }
-  WITH DISTINCT r ORDER BY r.completeTime DESC LIMIT 2
+  WITH DISTINCT r ORDER BY r.completeTime DESC
+  WITH r WHERE r IS NULL OR EXISTS { MATCH (r)-[:WROTE]->(:Dataset)-[:DERIVED_FROM]->(n) }
+  WITH r ORDER BY r.completeTime DESC LIMIT 2
   RETURN collect(r.completeTime) AS reads
 }
 CALL (n) {
