@@ -152,19 +152,14 @@ def fold_aliases(found: list[Impacted], alias: list[bool], source: str
     return kept, tuple(names.get(source, ()))
 
 
-def merge_names(graph: Graph, found: list[Impacted], source: str,
-                source_aliases: tuple[str, ...]) -> tuple[list[Impacted], tuple[str, ...]]:
+def merge_names(found: list[Impacted], source: str, source_aliases: tuple[str, ...],
+                rows: list[dict[str, Any]]) -> tuple[list[Impacted], tuple[str, ...]]:
     """After ``fold_aliases``: a table the walk reached under two of its names by separate lineage
     paths (Spark's path through one job, dbt's view through another) is listed once, under the
     name reached first (``found`` is nearest first), the other names in its ``aliases``; a name
-    of the source itself is folded into the source's aliases (returned second)."""
-    datasets = [i for i in found if i.kind == "dataset"]
-    if not datasets:
-        return found, source_aliases
-    keys = [{"namespace": i.namespace, "name": i.name} for i in datasets]
-    other: dict[str, set[str]] = {}
-    for r in graph.read("lookup/alias_names", datasets=keys):
-        other.setdefault(r["name"], set()).add(r["alias"])
+    of the source itself is folded into the source's aliases (returned second). ``rows`` are the
+    walk's, each with the ``otherNames`` of the dataset it reached."""
+    other = {f"{r['namespace']}:{r['name']}": set(r["otherNames"]) for r in rows if r["otherNames"]}
     if not other:
         return found, source_aliases
     taken: dict[str, int] = {}  # a name -> the index of the entry listing its table

@@ -50,7 +50,7 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
                                 includeRetired=include_retired)
             if (r["namespace"], r["name"]) not in walked]
     kept, aliases = fold_aliases(found, alias, f"{namespace}:{name}")
-    kept, aliases = merge_names(graph, kept, f"{namespace}:{name}", aliases)
+    kept, aliases = merge_names(kept, f"{namespace}:{name}", aliases, rows)
     impacted = tuple(kept + jobs)
     return BlastRadius(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted),
                        aliases=aliases)

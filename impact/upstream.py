@@ -29,7 +29,7 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
                       asOf=as_of, includeRetired=include_retired)
     kept, aliases = fold_aliases([dataset_step(r) for r in rows],
                                  [r["basis"] == "alias" for r in rows], f"{namespace}:{name}")
-    kept, aliases = merge_names(graph, kept, f"{namespace}:{name}", aliases)
+    kept, aliases = merge_names(kept, f"{namespace}:{name}", aliases, rows)
     found = tuple(kept)
     return BlastRadius(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream",
                        aliases)

@@ -5,7 +5,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), retired (the first retired edge on the path: job, lastRunId, retiredAt; null when current)
+// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), retired (the first retired edge on the path: job, lastRunId, retiredAt; null when current), otherNames (the dataset's other names: 'namespace:name')
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'dashboards.revenue'
 // :param depth => 20
@@ -26,5 +26,10 @@ RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHE
        CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
        CASE WHEN via.alias THEN 'alias' WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
             WHEN via.explicit THEN 'explicit' END AS basis,
-       [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: r.retiredAt}][0] AS retired
+       [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: r.retiredAt}][0] AS retired,
+       // its other names (symlinks, declared aliases, also through a common alias), so that a table
+       // reached under two names by separate lineage paths is listed once (impact/answers.py)
+       CASE WHEN n:Dataset THEN COLLECT { MATCH (n)(()-[:DERIVED_FROM {alias: true}]->()){1,4}(a:Dataset)
+                                          WHERE a <> n RETURN DISTINCT a.namespace + ':' + a.name }
+            ELSE [] END AS otherNames
 ORDER BY distance, namespace, name
