@@ -28,9 +28,10 @@ RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHE
             WHEN via.explicit THEN 'explicit' END AS basis,
        [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: r.retiredAt}][0] AS retired,
        [(n)-[s:DERIVED_FROM WHERE ($asOf IS NULL OR s.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN s.retired IS NULL ELSE coalesce(s.retiredAt > $asOf, true) END)]->(m) | m.namespace + ':' + m.name] AS sources,
-       // its other names (symlinks, declared aliases, also through a common alias), so that a table
+       // its other names (symlinks and declared aliases, either way, also through a common alias: the
+       // names its alias edges join, read from the SYMLINK edges they come from), so that a table
        // reached under two names by separate lineage paths is listed once (impact/answers.py)
-       CASE WHEN n:Dataset THEN COLLECT { MATCH (n)(()-[:DERIVED_FROM {alias: true}]->()){1,4}(a:Dataset)
+       CASE WHEN n:Dataset THEN COLLECT { MATCH (n)-[:SYMLINK]-{1,4}(a:Dataset)
                                           WHERE a <> n RETURN DISTINCT a.namespace + ':' + a.name }
             ELSE [] END AS otherNames
 ORDER BY distance, namespace, name

@@ -27,9 +27,10 @@ RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHE
        CASE WHEN via.alias THEN 'alias' WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
             WHEN via.explicit THEN 'explicit' END AS basis,
        [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: r.retiredAt}][0] AS retired,
-       // its other names (symlinks, declared aliases, also through a common alias), so that a table
+       // its other names (symlinks and declared aliases, either way, also through a common alias: the
+       // names its alias edges join, read from the SYMLINK edges they come from), so that a table
        // reached under two names by separate lineage paths is listed once (impact/answers.py)
-       CASE WHEN n:Dataset THEN COLLECT { MATCH (n)(()-[:DERIVED_FROM {alias: true}]->()){1,4}(a:Dataset)
+       CASE WHEN n:Dataset THEN COLLECT { MATCH (n)-[:SYMLINK]-{1,4}(a:Dataset)
                                           WHERE a <> n RETURN DISTINCT a.namespace + ':' + a.name }
             ELSE [] END AS otherNames
 ORDER BY distance, namespace, name
