@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -33,19 +32,13 @@ from ingest.log import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 from tests.conftest import wipe
-from tests.helpers import edges, nodes, rows
+from tests.helpers import edges, free_port, nodes, rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 EVENTS = int(os.environ.get("LINEAGE_FAULT_EVENTS", "10000"))
 BATCH = 25
 CLIENTS = 4
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _events(n: int) -> list[dict[str, Any]]:
@@ -101,12 +94,12 @@ def test_kill_9_of_api_worker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
     if os.environ.get("NEO4J_URI"):
         pytest.skip("kills Neo4j: needs the server lineage-graph provisions")
     state = Path(os.environ.get("LINEAGE_FAULT_STATE_DIR", tmp_path / "state"))
-    settings = Settings(state_dir=state, neo4j_bolt_port=_free_port(), neo4j_http_port=_free_port(),
+    settings = Settings(state_dir=state, neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
                         neo4j_heap="512m", neo4j_pagecache="256m", log_file=tmp_path / "events.db")
     server = LocalServer(settings)
     server.start()
     graph = Graph(connect(settings))
-    api_port = _free_port()
+    api_port = free_port()
     env = os.environ | {"LINEAGE_STATE_DIR": str(state), "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
                         "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
                         "LINEAGE_LOG_FILE": str(settings.log_path), "LINEAGE_API_PORT": str(api_port),

@@ -10,7 +10,6 @@ next batches must be smaller than the one refused.
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,17 +26,11 @@ from ingest.plan import load
 from ingest.read import RawItem
 from ingest.worker import Worker
 from tests.faults.test_crash_recovery import _events
-from tests.helpers import rows
+from tests.helpers import free_port, rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 EVENTS = 3000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +38,7 @@ def small_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
     if os.environ.get("NEO4J_URI"):
         pytest.skip("needs a Neo4j started with a small transaction memory limit")
     state = tmp_path_factory.mktemp("small-neo4j")
-    settings = Settings(state_dir=state, neo4j_bolt_port=_free_port(), neo4j_http_port=_free_port(),
+    settings = Settings(state_dir=state, neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
                         neo4j_heap="512m", neo4j_pagecache="128m", neo4j_tx_memory="8m")
     server = LocalServer(settings)
     server.start()
