@@ -139,6 +139,18 @@ class Graph:
         found: list[dict[str, Any]] = self._read_call(work, [query_name])
         return found
 
+    def read_each(self, name: str, timeout: float | None = None) -> Iterable[list[dict[str, Any]]]:
+        """Run each statement of a multi-statement read file in its own read transaction (with
+        ``timeout`` seconds instead of the configured one), yielding each one's rows as it ends."""
+        named = query(name)
+        for statement in named.statements:
+            @unit_of_work(metadata=self._tag(name), timeout=timeout or self.timeout)
+            def work(tx: ManagedTransaction, statement: str = statement) -> list[dict[str, Any]]:
+                return tx.run(statement).data()
+
+            rows: list[dict[str, Any]] = self._read_call(work, [name])
+            yield rows
+
     def run_statements(self, name: str) -> None:
         """Run each statement of a multi-statement file in its own auto-commit transaction.
 

@@ -51,6 +51,11 @@ class Settings(BaseSettings):
 
     query_timeout: float = 30.0
 
+    warm_on_start: bool = True
+    """``lineage serve`` warms Neo4j in the background at start (``impact.warm``: the store's lineage
+    records into the page cache, each question planned once), so the first questions after a
+    restart answer as fast as later ones."""
+
     api_host: str = "127.0.0.1"
     api_port: int = 5000
     api_tokens: str | None = None

@@ -77,6 +77,25 @@ def neo4j_status(
         raise typer.Exit(1)
 
 
+@neo4j_app.command("warm")
+def neo4j_warm() -> None:
+    """Warm Neo4j after a restart: read the lineage into its page cache and plan each question once.
+
+    `lineage serve` does this in the background when it starts (LINEAGE_WARM_ON_START=false turns
+    that off); run it by hand after restarting Neo4j under a running API. Only reads."""
+    from api.cli.common import reading_graph
+    from impact.warm import warm
+
+    settings = get_settings()
+    with reading_graph(settings) as graph:
+        try:
+            done = warm(graph, progress=lambda what, s: err.print(f"  {what}: {s:.1f} s"))
+        except LineageError as e:
+            raise fail(str(e)) from e
+    hub = f"; questions planned on {done.hub}" if done.hub else "; the graph is empty"
+    out.print(f"Neo4j warmed in {done.seconds:.1f} s ({done.records:,} records read{hub}).")
+
+
 @schema_app.command("apply")
 def schema_apply() -> None:
     """Create the constraints and indexes (idempotent). `lineage neo4j start` and `lineage up` do it
