@@ -14,6 +14,7 @@ from neo4j import (
     ManagedTransaction,
     NotificationMinimumSeverity,
     Query,
+    Result,
     Transaction,
     unit_of_work,
 )
@@ -25,6 +26,7 @@ from neo4j.exceptions import (
     SessionExpired,
     TransientError,
 )
+from neo4j.time import Date, DateTime, Duration, Time
 
 from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout, TooLarge
 from graph.local_server import LocalServer
@@ -44,6 +46,40 @@ _MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "TransactionMemoryLimit", "OutOfM
 
 def _memory_error(e: Neo4jError) -> bool:
     return any(code in (e.code or "") for code in _MEMORY_CODES)
+
+
+# values a row holds as they are; lists and maps of them are copied as plain lists and dicts
+_AS_IS = frozenset({str, int, float, bool, type(None), DateTime, Date, Time, Duration})
+
+
+class _Entity(Exception):
+    """A row holds a node, relationship or path: the driver's own export flattens those."""
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind in _AS_IS:
+        return value
+    if kind is list:
+        return [v if type(v) in _AS_IS else _plain(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _AS_IS else _plain(v) for k, v in value.items()}
+    raise _Entity
+
+
+def rows_of(result: Result) -> list[dict[str, Any]]:
+    """A result's rows as dicts, the same as ``Result.data()``. That walks every value through
+    isinstance checks against abstract types (about a fifth of a 500-row walk's time in the
+    driver); rows of plain values are copied by exact type here, and a row holding a node,
+    relationship or path goes through the driver's export."""
+    keys = result.keys()
+    found: list[dict[str, Any]] = []
+    for record in result:
+        try:
+            found.append({k: _plain(v) for k, v in zip(keys, record.values(), strict=True)})
+        except _Entity:
+            found.append(record.data())
+    return found
 
 
 def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
@@ -134,7 +170,7 @@ class Graph:
 
         @unit_of_work(metadata=self._tag(query_name), timeout=self.timeout)
         def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
-            return tx.run(named.text, params).data()
+            return rows_of(tx.run(named.text, params))
 
         found: list[dict[str, Any]] = self._read_call(work, [query_name])
         return found
@@ -146,7 +182,7 @@ class Graph:
         for statement in named.statements:
             @unit_of_work(metadata=self._tag(name), timeout=timeout or self.timeout)
             def work(tx: ManagedTransaction, statement: str = statement) -> list[dict[str, Any]]:
-                return tx.run(statement).data()
+                return rows_of(tx.run(statement))
 
             rows: list[dict[str, Any]] = self._read_call(work, [name])
             yield rows

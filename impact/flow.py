@@ -24,8 +24,46 @@ def flow_graph(sources_of: Mapping[str, Iterable[str]]) -> nx.DiGraph:
 
 
 def criticality(flow: nx.DiGraph, nodes: Iterable[str]) -> dict[str, int]:
-    """For each node, how many nodes of the subgraph lie downstream of it."""
-    return {n: len(nx.descendants(flow, n)) if n in flow else 0 for n in nodes}
+    """For each node, how many nodes of the subgraph lie downstream of it (``nx.descendants``).
+
+    One pass, sinks first, each node carrying what lies beyond it as the bits of an integer (a
+    hub's 500-node answer took a breadth-first search per node before: half the answer's time in
+    Python). A subgraph with cycles is walked by its strongly connected components."""
+    index = {n: 1 << i for i, n in enumerate(flow)}
+    try:
+        order = list(nx.topological_sort(flow))
+    except nx.NetworkXUnfeasible:
+        return _criticality_with_cycles(flow, index, nodes)
+    beyond: dict[str, int] = {}
+    for n in reversed(order):
+        bits = 0
+        for s in flow.successors(n):
+            bits |= index[s] | beyond[s]
+        beyond[n] = bits
+    return {n: beyond[n].bit_count() if n in beyond else 0 for n in nodes}
+
+
+def _criticality_with_cycles(flow: nx.DiGraph, index: dict[str, int], nodes: Iterable[str]
+                             ) -> dict[str, int]:
+    dag = nx.condensation(flow)
+    members = {c: sum(index[n] for n in dag.nodes[c]["members"]) for c in dag}
+    beyond: dict[int, int] = {}
+    for c in reversed(list(nx.topological_sort(dag))):
+        bits = 0
+        for s in dag.successors(c):
+            bits |= members[s] | beyond[s]
+        beyond[c] = bits
+    of = dag.graph["mapping"]
+    counts = {}
+    for n in nodes:
+        if n not in index:
+            counts[n] = 0
+            continue
+        c = of[n]
+        # a node in a cycle reaches the rest of its component, never itself
+        inside = members[c] & ~index[n] if len(dag.nodes[c]["members"]) > 1 else 0
+        counts[n] = (beyond[c] | inside).bit_count()
+    return counts
 
 
 def choke_points(flow: nx.DiGraph, target: str) -> list[str]:

@@ -93,7 +93,7 @@ def neo4j_warm() -> None:
         except LineageError as e:
             raise fail(str(e)) from e
     hub = f"; questions planned on {done.hub}" if done.hub else "; the graph is empty"
-    out.print(f"Neo4j warmed in {done.seconds:.1f} s ({done.records:,} records read{hub}).")
+    out.print(f"Neo4j warmed in {done.seconds:.1f} s{hub}.")
 
 
 @schema_app.command("apply")

@@ -81,7 +81,8 @@ def _warm_in_background(settings: Settings) -> None:
         except Exception as e:  # warming is an optimisation: never take the API down with it
             err.print(f"warming Neo4j stopped: {e}")
             return
-        err.print(f"Neo4j warmed in {done.seconds:.1f} s ({done.records:,} records read)")
+        err.print(f"Neo4j warmed in {done.seconds:.1f} s" + (f" (questions planned on {done.hub})"
+                                                           if done.hub else ""))
 
     threading.Thread(target=run, name="warm", daemon=True).start()
 

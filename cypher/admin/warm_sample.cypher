@@ -1,13 +1,19 @@
-// Answers: which nodes to ask the questions of when warming Neo4j after a restart: the dataset
-// with the most datasets derived directly from it (a hub: the largest answers), one of its columns
-// that another column derives from, that column, and a dataset derived from the hub (something
-// with an upstream); ties go to the first by namespace and name.
-// Returns: namespace, name, column (null when no column of it has lineage), derived (a dataset
-// derived from it: {namespace, name}, null when none), derivedColumn ({namespace, dataset, name},
-// a column derived from column; null when none)
+// Answers: which nodes to ask the questions of when warming Neo4j after a restart: the $hubs
+// datasets with the most datasets derived directly from them (the largest answers; ties go to the
+// first by namespace and name); of the widest, one of its columns that another column derives
+// from, that column, and a dataset derived from it (something with an upstream).
+// Param $hubs: how many of the widest datasets to return
+// Returns: namespace, name (the widest; null when no dataset has anything derived from it), column (null when no column of
+// it has lineage), derivedColumn ({namespace, dataset, name}: a column derived from column; null
+// when none), derived ({namespace, name}: a dataset derived from it; null when none), hubs (the
+// $hubs widest, widest first: [{namespace, name}])
+// :param hubs => 10
 MATCH (d:Dataset)
 WITH d, COUNT { (d)<-[:DERIVED_FROM]-(:Dataset) } AS fanOut
-ORDER BY fanOut DESC, d.namespace, d.name LIMIT 1
+WHERE fanOut > 0
+ORDER BY fanOut DESC, d.namespace, d.name LIMIT $hubs
+WITH collect(d) AS widest
+WITH widest, widest[0] AS d
 OPTIONAL CALL (d) {
   MATCH (d)-[:HAS_COLUMN]->(c:Column)<-[:DERIVED_FROM]-(x:Column)
   RETURN c.name AS column, {namespace: x.namespace, dataset: x.dataset, name: x.name} AS derivedColumn
@@ -15,4 +21,5 @@ OPTIONAL CALL (d) {
 }
 RETURN d.namespace AS namespace, d.name AS name, column, derivedColumn,
        COLLECT { MATCH (d)<-[:DERIVED_FROM]-(x:Dataset)
-                 RETURN {namespace: x.namespace, name: x.name} LIMIT 1 }[0] AS derived
+                 RETURN {namespace: x.namespace, name: x.name} LIMIT 1 }[0] AS derived,
+       [h IN widest | {namespace: h.namespace, name: h.name}] AS hubs

@@ -6,7 +6,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, name, distance, path (source first), job, coarse, subtypes, lastSeen, owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), retired (the first retired edge on the path: job, lastRunId, retiredAt; null when current), sources (what it derives from directly)
+// Returns: namespace, name, distance, path (source first), job, coarse, subtypes, lastSeen (ISO text), owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), retired (the first retired edge on the path: job, lastRunId, retiredAt; null when current), sources (what it derives from directly)
 // :param namespace => 'airflow://prod'
 // :param name => 'dag_a.task_3'
 // :param depth => 20
@@ -23,10 +23,10 @@ WITH n, p, last(relationships(p)) AS via
 RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,
-       via.subtypes AS subtypes, via.lastSeen AS lastSeen, coalesce(n.owners, []) AS owners,
+       via.subtypes AS subtypes, toString(via.lastSeen) AS lastSeen, coalesce(n.owners, []) AS owners,
        CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
        CASE WHEN via.alias THEN 'alias' WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
             WHEN via.explicit THEN 'explicit' END AS basis,
-       [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: r.retiredAt}][0] AS retired,
+       [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: toString(r.retiredAt)}][0] AS retired,
        [(n)-[s:DERIVED_FROM WHERE ($asOf IS NULL OR s.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN s.retired IS NULL ELSE coalesce(s.retiredAt > $asOf, true) END)]->(m) | m.namespace + ':' + m.name] AS sources
 ORDER BY distance, namespace, name

@@ -6,7 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from neo4j.time import DateTime
 
 from impact.check import widens
@@ -34,6 +37,19 @@ def test_type_widening(old: str | None, new: str | None, expected: bool) -> None
 def test_criticality_counts_what_lies_downstream() -> None:
     flow = flow_graph({"b": ["a"], "c": ["b"], "d": ["b"], "e": ["c", "d"]})
     assert criticality(flow, ["a", "b", "c", "e", "zz"]) == {"a": 4, "b": 3, "c": 1, "e": 0, "zz": 0}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=40))
+def test_criticality_equals_descendants_with_cycles_and_self_loops(pairs: list[tuple[int, int]]
+                                                                  ) -> None:
+    sources: dict[str, list[str]] = {}
+    for derived, source in pairs:  # the walk's rows: each node with its direct sources
+        sources.setdefault(f"n{derived}", []).append(f"n{source}")
+    flow = flow_graph(sources)
+    asked = [*flow.nodes, "not-in-the-walk"]
+    expected = {n: len(nx.descendants(flow, n)) if n in flow else 0 for n in asked}
+    assert criticality(flow, asked) == expected
 
 
 def test_choke_points_every_path_passes_through_nearest_first() -> None:
