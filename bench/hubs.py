@@ -89,7 +89,7 @@ def main() -> None:
             done = warm(graph)
             row["warm_s"] = done.seconds
             row["warm_steps"] = {what: round(s, 2) for what, s in done.steps}
-            row["warm_records"] = done.records
+            row["warm_read"] = done.read
         first: list[float] = []
         second: list[float] = []
         sizes: list[int] = []
