@@ -8,7 +8,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen, alias (the column is another name of the previous one: a symlink), retired (the first retired edge on the path; null when current)
+// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen (ISO text), alias (the column is another name of the previous one: a symlink), retired (the first retired edge on the path; null when current)
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -46,7 +46,7 @@ RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, size([r
        via.subtype AS subtype, via.masking AS masking,
        [h IN hop | {type: h.type, subtype: h.subtype, masking: h.masking,
                     job: h.jobNamespace + ':' + h.jobName}] AS transformations,
-       CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen,
+       toString(CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END) AS lastSeen,
        coalesce(via.alias, false) AS alias,
-       [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: r.retiredAt}][0] AS retired
+       [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: toString(r.retiredAt)}][0] AS retired
 ORDER BY distance, namespace, dataset, column

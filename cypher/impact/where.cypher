@@ -12,7 +12,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, dataset, column, level, label, distance (symlink hops not counted), steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen, alias, retired: null when current), lastFlowed
+// Returns: namespace, dataset, column, level, label, distance (symlink hops not counted), steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen, alias, retired: null when current; times as ISO text), lastFlowed (ISO text)
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -57,8 +57,8 @@ RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
           to: startNode(h.e).namespace + ':' + startNode(h.e).dataset + '.' + startNode(h.e).name,
           jobNamespace: h.e.jobNamespace, job: h.e.jobName, run: h.run, type: h.e.type,
           subtype: h.e.subtype, masking: h.e.masking, description: h.e.description,
-          lastSeen: h.lastSeen, alias: coalesce(h.e.alias, false),
-          retired: CASE WHEN h.e.retired THEN {job: h.e.jobNamespace + ':' + h.e.jobName, lastRunId: h.e.lastRunId, retiredAt: h.e.retiredAt} END}] AS steps,
-       reduce(m = null, h IN hops |
-              CASE WHEN m IS NULL OR h.lastSeen < m THEN h.lastSeen ELSE m END) AS lastFlowed
+          lastSeen: toString(h.lastSeen), alias: coalesce(h.e.alias, false),
+          retired: CASE WHEN h.e.retired THEN {job: h.e.jobNamespace + ':' + h.e.jobName, lastRunId: h.e.lastRunId, retiredAt: toString(h.e.retiredAt)} END}] AS steps,
+       toString(reduce(m = null, h IN hops |
+              CASE WHEN m IS NULL OR h.lastSeen < m THEN h.lastSeen ELSE m END)) AS lastFlowed
 ORDER BY level DESC, distance, namespace, dataset, column
