@@ -96,6 +96,30 @@ def neo4j_warm() -> None:
     out.print(f"Neo4j warmed in {done.seconds:.1f} s{hub}.")
 
 
+def warm_in_background(settings: Settings) -> None:
+    """Warm Neo4j (impact.warm) on a thread of its own, with its own driver, saying when it is
+    done; questions asked meanwhile are answered as usual, only not yet at their warm speed."""
+    import threading
+
+    from graph.db import open_graph
+    from impact.warm import warm
+
+    def run() -> None:
+        try:
+            graph = open_graph(settings)
+            try:
+                done = warm(graph)
+            finally:
+                graph.close()
+        except Exception as e:  # warming is an optimisation: never take the API down with it
+            err.print(f"warming Neo4j stopped: {e}")
+            return
+        err.print(f"Neo4j warmed in {done.seconds:.1f} s" + (f" (questions planned on {done.hub})"
+                                                           if done.hub else ""))
+
+    threading.Thread(target=run, name="warm", daemon=True).start()
+
+
 @schema_app.command("apply")
 def schema_apply() -> None:
     """Create the constraints and indexes (idempotent). `lineage neo4j start` and `lineage up` do it

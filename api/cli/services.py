@@ -55,36 +55,14 @@ def serve_cmd(
     gc.freeze()
     relax_gc()
     if settings.warm_on_start:
-        _warm_in_background(settings)
+        from api.cli.server import warm_in_background
+
+        warm_in_background(settings)
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     # log_config=None: uvicorn's own lines go through our handler too (api.logs)
     uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,
                 http=limited(settings.api_head_bytes, settings.api_max_headers,
                              settings.api_idle_seconds))
-
-
-def _warm_in_background(settings: Settings) -> None:
-    """Warm Neo4j (impact.warm) on a thread of its own, with its own driver, saying when it is
-    done; questions asked meanwhile are answered as usual, only not yet at their warm speed."""
-    import threading
-
-    from graph.db import open_graph
-    from impact.warm import warm
-
-    def run() -> None:
-        try:
-            graph = open_graph(settings)
-            try:
-                done = warm(graph)
-            finally:
-                graph.close()
-        except Exception as e:  # warming is an optimisation: never take the API down with it
-            err.print(f"warming Neo4j stopped: {e}")
-            return
-        err.print(f"Neo4j warmed in {done.seconds:.1f} s" + (f" (questions planned on {done.hub})"
-                                                           if done.hub else ""))
-
-    threading.Thread(target=run, name="warm", daemon=True).start()
 
 
 @app.command("worker", rich_help_panel="Run the services")
