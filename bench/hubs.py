@@ -48,6 +48,19 @@ def drop_os_cache() -> bool:
         return False
 
 
+def pick_hubs(datasets: int, seed: int, n: int) -> list[str]:
+    """The ``n`` sources with the most datasets downstream, by the generator's own graph."""
+    flow, _ = ground_truth(tables(datasets, seed))
+    sources = [node for node in flow if flow.in_degree(node) == 0]
+    # count descendants of the 4n most-read only, keep the largest
+    wide = sorted(sources, key=lambda s: -flow.out_degree(s))[:n * 4]
+    below = {s: len(nx.descendants(flow, s)) for s in wide}
+    hubs = sorted(wide, key=lambda s: -below[s])[:n]
+    print(f"{len(hubs)} hubs, {min(below[h] for h in hubs)}-{max(below[h] for h in hubs)} "
+          "datasets downstream", file=sys.stderr)
+    return hubs
+
+
 def summary(ms: list[float]) -> dict[str, float]:
     return {"p50_ms": statistics.median(ms), "p95_ms": percentile(ms, 95), "max_ms": max(ms)}
 
@@ -64,17 +77,9 @@ def main() -> None:
     if unknown := set(modes) - set(MODES):
         sys.exit(f"unknown modes: {', '.join(sorted(unknown))}")
 
-    ts = tables(a.datasets, a.seed)
-    flow, _ = ground_truth(ts)
-    sources = [t.name for t in ts if t.layer == 0]
-    # the widest sources first: count descendants of the 4x most-read, keep the largest
-    wide = sorted(sources, key=lambda n: -flow.out_degree(n))[:a.hubs * 4]
-    hubs = sorted(wide, key=lambda n: -len(nx.descendants(flow, n)))[:a.hubs]
-    print(f"{len(hubs)} hubs, {min(len(nx.descendants(flow, h)) for h in hubs)}-"
-          f"{max(len(nx.descendants(flow, h)) for h in hubs)} datasets downstream", file=sys.stderr)
-    # the generator's graph is millions of objects: a full collection of them took 1.5 s, which
-    # landed inside a timed question now and then; the bench needs none of it any more
-    del ts, flow, sources, wide
+    hubs = pick_hubs(a.datasets, a.seed, a.hubs)
+    # the generator's graph was millions of objects: a full collection of them took 1.5 s, which
+    # landed inside a timed question now and then; none of it is needed any more
     gc.collect()
     gc.freeze()
 
