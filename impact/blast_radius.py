@@ -33,10 +33,11 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
                          as_of: datetime | None = None, include_retired: bool = False
                          ) -> BlastRadius:
     """Datasets derived from ``namespace:name`` and the jobs that read the source or them."""
-    require_dataset(graph, namespace, name)
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_datasets", namespace=namespace, name=name, depth=depth,
                       asOf=as_of, includeRetired=include_retired)
+    if not rows:  # an answer proves the dataset exists: a round trip fewer for most questions
+        require_dataset(graph, namespace, name)
     flow = flow_graph({f"{r['namespace']}:{r['name']}": r["sources"] for r in rows})
     beyond = criticality(flow, flow.nodes)
     found = [dataset_step(r, beyond) for r in rows]
@@ -103,10 +104,11 @@ def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
                         depth: int | None = None, as_of: datetime | None = None,
                         include_retired: bool = False) -> BlastRadius:
     """Columns derived from ``namespace:dataset.column``, at column-level precision."""
-    require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_columns", namespace=namespace, dataset=dataset,
                       column=column, depth=depth, asOf=as_of, includeRetired=include_retired)
+    if not rows:
+        require_column(graph, namespace, dataset, column)
     kept, aliases = fold_aliases([column_step(r) for r in rows], [r["alias"] for r in rows],
                                  f"{dataset}.{column}")
     impacted = tuple(kept)

@@ -80,10 +80,11 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
                       depth: int | None = None, as_of: datetime | None = None,
                       include_retired: bool = False) -> WhereReport:
     """Every column the data of ``namespace:dataset.column`` reaches, raw reaches first."""
-    require_column(graph, namespace, dataset, column)
     depth = clamp_depth(depth)
     rows = graph.read("impact/where", namespace=namespace, dataset=dataset, column=column,
                       depth=depth, asOf=as_of, includeRetired=include_retired)
+    if not rows:  # an answer proves the column exists: a round trip fewer for most questions
+        require_column(graph, namespace, dataset, column)
     # a column reached by a symlink hop last is another name of one listed already
     return WhereReport(f"{namespace}:{dataset}.{column}", depth, tuple(
         _reach(r) for r in rows if not (r["steps"] and r["steps"][-1]["alias"])))
