@@ -10,7 +10,7 @@
 // Param $depth: maximum number of DERIVED_FROM hops upstream (1 to 50)
 // Param $asOf: only lineage and runs seen at or before this time; null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, name, distance, path, producers, latestRuns, successes, reads, failedAssertions, added, dropped, sources
+// Returns: namespace, name, distance, path, producers, latestRuns, successes, reads, failedAssertions, added, dropped, sources; every time as ISO text
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'dashboards.revenue'}]
 // :param depth => 20
 // :param asOf => null
@@ -40,7 +40,7 @@ CALL (n) {
   WITH j, r WHERE j IS NOT NULL
   // and the runs that started it, nearest first (an Airflow task run, then its DAG run)
   RETURN collect({job: j.namespace + ':' + j.name, runId: r.runId, state: r.state,
-                  time: r.stateTime, errorMessage: r.errorMessage,
+                  time: toString(r.stateTime), errorMessage: r.errorMessage,
                   errorLanguage: r.errorLanguage,
                   parents: COLLECT { MATCH up = (r)-[:PARENT]->{1,4}(p:Run)
                                      OPTIONAL MATCH (p)-[:OF]->(pj:Job)
@@ -53,7 +53,7 @@ CALL (n) {
   OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(n)
   WITH DISTINCT r WHERE r IS NULL OR $asOf IS NULL OR r.completeTime <= $asOf
   WITH r ORDER BY r.completeTime DESC LIMIT 30
-  RETURN collect(r.completeTime) AS successes
+  RETURN collect(toString(r.completeTime)) AS successes
 }
 CALL (n, distance) {
   // the last two successful reads of it by a consumer (a run that read it and wrote a dataset
@@ -64,7 +64,7 @@ CALL (n, distance) {
   WITH DISTINCT r ORDER BY r.completeTime DESC
   WITH r WHERE r IS NULL OR EXISTS { MATCH (r)-[:WROTE]->(:Dataset)-[:DERIVED_FROM]->(n) }
   WITH r ORDER BY r.completeTime DESC LIMIT 2
-  RETURN collect(r.completeTime) AS reads
+  RETURN collect(toString(r.completeTime)) AS reads
 }
 CALL (n) {
   // only schemas the dataset's producers wrote: a reader's schema may be pruned to what it read
@@ -78,8 +78,8 @@ CALL (n) {
   WITH cols, reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.first < m THEN c.first ELSE m END) AS first,
        reduce(m = null, c IN cols | CASE WHEN m IS NULL OR c.last > m THEN c.last ELSE m END) AS last
   RETURN [c IN cols WHERE c.first > first AND ($asOf IS NULL OR c.first <= $asOf) |
-            {column: c.name, time: c.first}] AS added,
-         [c IN cols WHERE c.last < last | {column: c.name, lastSeen: c.last, time: last}] AS dropped
+            {column: c.name, time: toString(c.first)}] AS added,
+         [c IN cols WHERE c.last < last | {column: c.name, lastSeen: toString(c.last), time: toString(last)}] AS dropped
 }
 RETURN n.namespace AS namespace, n.name AS name, distance, path, producers, latestRuns, successes, reads,
        [(n)-[s:DERIVED_FROM WHERE ($asOf IS NULL OR s.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN s.retired IS NULL ELSE coalesce(s.retiredAt > $asOf, true) END)]->(m:Dataset) | m.namespace + ':' + m.name] AS sources,
