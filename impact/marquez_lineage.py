@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from graph.db import Graph
 from graph.errors import LineageError, NotFound
-from impact.answers import clamp_depth
+from impact.answers import clamp_depth, native_time
 
 _VERSION = re.compile(r"#[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 KINDS = {"dataset": "Dataset", "job": "Job", "datasetField": "Column"}
@@ -230,7 +230,10 @@ def _marquez_state(state: str | None) -> str | None:
 
 
 def _iso(value: Any) -> str | None:
+    """A time as Marquez's answers write it: Python's ISO form (the walk's ISO text, ``Z`` for
+    UTC, becomes ``+00:00``, as the driver's DateTime did)."""
     if value is None:
         return None
-    native = value.to_native() if hasattr(value, "to_native") else value
+    native: Any = (native_time(value) if isinstance(value, str) or hasattr(value, "to_native")
+                   else value)
     return native.isoformat() if hasattr(native, "isoformat") else str(native)

@@ -7,7 +7,7 @@
 // Param $name: name of the node
 // Param $depth: maximum number of jobs between the node and any node returned (1 to 50)
 // Param $includeRetired: true to include READS and WRITES the job's latest completed run no longer states (Marquez shows the current version only)
-// Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to
+// Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to (times as ISO text)
 // :param nodeType => 'DATASET'
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
@@ -91,10 +91,10 @@ OPTIONAL CALL (n) {
   RETURN r ORDER BY r.stateTime DESC LIMIT 1
 }
 RETURN CASE WHEN n:Job THEN 'JOB' ELSE 'DATASET' END AS kind, n.namespace AS namespace,
-       n.name AS name, n.description AS description, n.firstSeen AS createdAt,
-       n.lastSeen AS updatedAt, coalesce(n.tags, []) AS tags, coalesce(n.owners, []) AS owners,
+       n.name AS name, n.description AS description, toString(n.firstSeen) AS createdAt,
+       toString(n.lastSeen) AS updatedAt, coalesce(n.tags, []) AS tags, coalesce(n.owners, []) AS owners,
        n.jobType AS jobType, n.lifecycleState AS lifecycleState,
        CASE WHEN n:Dataset THEN fields ELSE null END AS fields, inputs, outputs,
-       CASE WHEN r IS NULL THEN null ELSE {id: r.runId, state: r.state, startedAt: r.startTime,
-            endedAt: coalesce(r.completeTime, r.failTime, r.abortTime), errorMessage: r.errorMessage} END AS latestRun
+       CASE WHEN r IS NULL THEN null ELSE {id: r.runId, state: r.state, startedAt: toString(r.startTime),
+            endedAt: toString(coalesce(r.completeTime, r.failTime, r.abortTime)), errorMessage: r.errorMessage} END AS latestRun
 ORDER BY kind, namespace, name
