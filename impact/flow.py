@@ -7,7 +7,8 @@ a broken dataset passes through (choke points, by dominators).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import networkx as nx
 
@@ -29,41 +30,39 @@ def criticality(flow: nx.DiGraph, nodes: Iterable[str]) -> dict[str, int]:
     One pass, sinks first, each node carrying what lies beyond it as the bits of an integer (a
     hub's 500-node answer took a breadth-first search per node before: half the answer's time in
     Python). A subgraph with cycles is walked by its strongly connected components."""
-    index = {n: 1 << i for i, n in enumerate(flow)}
+    bit = {n: 1 << i for i, n in enumerate(flow)}
     try:
-        order = list(nx.topological_sort(flow))
+        beyond = _beyond(list(nx.topological_sort(flow)), flow.successors, bit)
+        return {n: beyond[n].bit_count() if n in beyond else 0 for n in nodes}
     except nx.NetworkXUnfeasible:
-        return _criticality_with_cycles(flow, index, nodes)
-    beyond: dict[str, int] = {}
-    for n in reversed(order):
-        bits = 0
-        for s in flow.successors(n):
-            bits |= index[s] | beyond[s]
-        beyond[n] = bits
-    return {n: beyond[n].bit_count() if n in beyond else 0 for n in nodes}
-
-
-def _criticality_with_cycles(flow: nx.DiGraph, index: dict[str, int], nodes: Iterable[str]
-                             ) -> dict[str, int]:
+        pass
     dag = nx.condensation(flow)
-    members = {c: sum(index[n] for n in dag.nodes[c]["members"]) for c in dag}
-    beyond: dict[int, int] = {}
-    for c in reversed(list(nx.topological_sort(dag))):
-        bits = 0
-        for s in dag.successors(c):
-            bits |= members[s] | beyond[s]
-        beyond[c] = bits
+    members = {c: sum(bit[n] for n in dag.nodes[c]["members"]) for c in dag}
+    beyond = _beyond(list(nx.topological_sort(dag)), dag.successors, members)
     of = dag.graph["mapping"]
     counts = {}
     for n in nodes:
-        if n not in index:
+        if n not in bit:
             counts[n] = 0
             continue
         c = of[n]
         # a node in a cycle reaches the rest of its component, never itself
-        inside = members[c] & ~index[n] if len(dag.nodes[c]["members"]) > 1 else 0
+        inside = members[c] & ~bit[n] if len(dag.nodes[c]["members"]) > 1 else 0
         counts[n] = (beyond[c] | inside).bit_count()
     return counts
+
+
+def _beyond(order: list[Any], successors: Callable[[Any], Iterable[Any]], bits: Mapping[Any, int]
+            ) -> dict[Any, int]:
+    """What lies beyond each node of a DAG in topological ``order``: the union of its
+    successors' ``bits`` and of what lies beyond them."""
+    beyond: dict[Any, int] = {}
+    for n in reversed(order):
+        acc = 0
+        for s in successors(n):
+            acc |= bits[s] | beyond[s]
+        beyond[n] = acc
+    return beyond
 
 
 def choke_points(flow: nx.DiGraph, target: str) -> list[str]:
