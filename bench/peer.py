@@ -96,8 +96,8 @@ def _node(*parts: str) -> str:
 
 
 def _summary(ms: list[float], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    if not ms:
-        return {"n": 0}
+    if not ms:  # nothing answered: still say how many were asked and timed out
+        return {"n": 0, **(extra or {})}
     return {"n": len(ms), "p50_ms": statistics.median(ms), "p95_ms": percentile(ms, 95), **(extra or {})}
 
 

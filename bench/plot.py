@@ -74,8 +74,10 @@ def peer_table(runs: list[dict[str, Any]]) -> str:
                          f"{arrays['queryable_per_s']:,.0f} | - | - |")
         for q, sides in r["lineage"].items():
             us, them = sides["lineage-graph"], sides.get("marquez", {"n": 0})
+            # a request the peer did not answer in time (its budget then stops the question)
+            late = f", {them['errors_or_timeouts']} failed or timed out" if them.get("errors_or_timeouts") else ""
             for pct in ("p50", "p95"):
-                lines.append(f"| {size} | {q}, {pct} ms (samples {us['n']} / {them['n']}) | "
+                lines.append(f"| {size} | {q}, {pct} ms (samples {us['n']} / {them['n']}{late}) | "
                              f"{_ms(us, pct)} | {_ms(them, pct)} | "
                              f"{_ratio(them.get(f'{pct}_ms'), us.get(f'{pct}_ms'))} |")
             lines.append(f"| {size} | {q}: differing from the truth (median missing / extra) | "

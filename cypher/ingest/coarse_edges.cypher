@@ -10,6 +10,8 @@
 // Param $jobs: the jobs to refresh [{namespace, name}]
 // Returns: nothing
 // :param jobs => [{namespace: 'example', name: 'etl_orders'}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $jobs AS key
 MATCH (j:Job {namespace: key.namespace, name: key.name})
 USING INDEX SEEK j:Job(namespace, name)  // a seek even while the graph is young

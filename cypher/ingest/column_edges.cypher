@@ -6,6 +6,8 @@
 // Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen, stamp (the job's current lineage digest if the edge belongs to it, else null), declared (the stamp of the declaration stating it, if any), observed (false when only declared), explicit (stated by a lineage facet)}
 // Returns: written, how many edges were written (the loader checks it is all of them)
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), stamp: null}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -5,6 +5,8 @@
 // Param $rows: one map per column {namespace, dataset, name, type, description, firstSeen, lastSeen, evt (the stamp of the event that reported it), written (the schema came from the dataset's producer, not a reader), stamp (the dataset's current written schema digest if the column belongs to it, else null)}
 // Returns: nothing
 // :param rows => [{namespace: 'example', dataset: 'public.orders', name: 'email', type: 'VARCHAR', description: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), evt: '2024-05-01T02:00:00.000000Z|0123456789abcdef', written: true, stamp: null}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -7,6 +7,8 @@
 // Param $rows: one map per edge {outNamespace, outDataset, inNamespace, inName, jobNamespace, jobName, runId, subtypes, coarse, explicit, declared, observed, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', inNamespace: 'example', inName: 'public.orders', jobNamespace: 'example', jobName: 'clean_orders', runId: null, subtypes: ['IDENTITY'], coarse: false, explicit: false, declared: null, observed: true, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

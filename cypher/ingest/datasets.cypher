@@ -2,6 +2,8 @@
 // Param $rows: one map per dataset {namespace, name, firstSeen, lastSeen, props, stamp, stamps (the properties whose stamp is older than stamp), digests}
 // Returns: duplicates, how many of the given event digests were already recorded
 // :param rows => [{namespace: 'example', name: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {description: 'All orders'}, stamp: '2024-05-01T02:00:00.000000Z|0123456789abcdef', stamps: null, digests: []}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

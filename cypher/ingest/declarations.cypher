@@ -8,6 +8,8 @@
 // Param $rows: one map per job or dataset {kind ('job' or 'dataset'), namespace, name, declared (the stamp of its newest declaration in the batch, null for a RunEvent's lineage), targets (what it declared edges from: 'D' or 'J', namespace, name, tab-separated), firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{kind: 'job', namespace: 'airflow://prod', name: 'daily_etl', declared: '2026-03-25T10:00:00.000000Z|0123456789abcdef', targets: ['D\tpostgresql://warehouse:5432\toutput_table'], firstSeen: '2026-03-25T10:00:00Z', lastSeen: '2026-03-25T10:00:00Z'}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS row
 CALL (row) {
   WITH row WHERE row.kind = 'job'

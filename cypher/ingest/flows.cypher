@@ -7,6 +7,8 @@
 // Param $rows: one map per edge {outKind, outNamespace, outName, inKind, inNamespace, inName, jobNamespace, jobName, runId, subtypes, declared, observed, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{outKind: 'JOB', outNamespace: 'airflow://prod', outName: 'dag_b.task_1', inKind: 'JOB', inNamespace: 'airflow://prod', inName: 'dag_a.task_3', jobNamespace: 'airflow://prod', jobName: 'dag_b', runId: null, subtypes: [], declared: '2026-03-25T10:00:00.000000Z|0123456789abcdef', observed: null, firstSeen: '2026-03-25T10:00:00Z', lastSeen: '2026-03-25T10:00:00Z'}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -2,6 +2,8 @@
 // Param $rows: one map per job and dataset {jobNamespace, jobName, namespace, name, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{jobNamespace: 'example', jobName: 'etl_orders', namespace: 'example', name: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -9,6 +9,8 @@
 // Param $rows: one map per job, its newest lineage in the batch {jobNamespace, jobName, digest, runId, firstSeen, lastSeen, force (the batch holds other lineages of it too: never a touch)}
 // Returns: missed (the [jobNamespace, jobName] whose edges must be written), current (those of them whose given lineage is now the current one)
 // :param rows => [{jobNamespace: 'example', jobName: 'clean_orders', digest: '0123456789abcdef01234567', runId: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), force: false}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -3,6 +3,8 @@
 // Param $rows: one map per link {runId, parentRunId, parentJobNamespace, parentJobName, rootRunId, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{runId: '0190b4e4-0000-7000-8000-000000000001', parentRunId: '0190b4e4-0000-7000-8000-000000000002', parentJobNamespace: 'example', parentJobName: 'nightly_dag', rootRunId: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

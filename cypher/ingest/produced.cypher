@@ -4,6 +4,8 @@
 // Param $rows: one map per edge {outNamespace, outDataset, outColumn, byNamespace, byName, jobNamespace, jobName, runId, type, subtype, masking, description, declared, observed, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{outNamespace: 'postgres://prod', outDataset: 'extracted_data', outColumn: 'total', byNamespace: 'airflow://prod', byName: 'data_pipeline.extract_task', jobNamespace: 'airflow://prod', jobName: 'data_pipeline.extract_task', runId: null, type: 'DIRECT', subtype: 'AGGREGATION', masking: false, description: 'sum()', declared: null, observed: true, firstSeen: '2026-03-25T10:00:00Z', lastSeen: '2026-03-25T10:00:00Z'}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -3,6 +3,8 @@
 // Param $rows: one map per rename {namespace, name, oldNamespace, oldName, firstSeen, lastSeen}
 // Returns: nothing
 // :param rows => [{namespace: 'example', name: 'public.orders_v2', oldNamespace: 'example', oldName: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

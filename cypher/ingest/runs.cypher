@@ -4,6 +4,8 @@
 // Param $rows: one map per run {runId, jobNamespace, jobName, state, rank, stateStamp, stateTime, stateTimeOriginal, stateTimes, firstSeen, lastSeen, props, stamp, stamps (the properties whose stamp is older than stamp), digests}
 // Returns: duplicates, how many of the given event digests were already recorded
 // :param rows => [{runId: '0190b4e4-0000-7000-8000-000000000001', jobNamespace: 'example', jobName: 'etl_orders', state: 'COMPLETE', rank: 3, stateStamp: '2024-05-01T02:00:00.000000Z|0123456789abcdef', stateTime: datetime('2024-05-01T02:00:00Z'), stateTimeOriginal: '2024-05-01T02:00:00Z', stateTimes: {completeTime: datetime('2024-05-01T02:00:00Z')}, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {}, stamp: '2024-05-01T02:00:00.000000Z|0123456789abcdef', stamps: null, digests: []}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen), stateTime: datetime(wire.stateTime)} AS row

@@ -10,6 +10,8 @@
 // Param $rows: one map per dataset, its newest schema in the batch {namespace, dataset, digest, columnNames, firstSeen, lastSeen, force (the batch holds other schemas of it too: never a touch)}
 // Returns: missed (the [namespace, dataset] whose columns must be written), current (those of them whose given schema is now the current one)
 // :param rows => [{namespace: 'example', dataset: 'public.orders', digest: '0123456789abcdef01234567', columnNames: ['id', 'amount'], firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), force: false}]
+// the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
+CYPHER replan=skip
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row

@@ -16,9 +16,12 @@ FOR (m:Namespace) REQUIRE m.name IS UNIQUE;
 CREATE INDEX dataset_name IF NOT EXISTS FOR (d:Dataset) ON (d.name);
 CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
 CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);
-CREATE INDEX run_state IF NOT EXISTS FOR (r:Run) ON (r.state);
 CREATE INDEX job_handoff IF NOT EXISTS FOR (j:Job) ON (j.handoff);
 CREATE INDEX job_ref_run IF NOT EXISTS FOR (j:Job) ON (j.refRunId);
 // Earlier versions indexed DERIVED_FROM by job: on a young graph the planner then MERGEd each
 // column edge by seeking every edge of its job (quadratic per job). Every query starts from a node.
 DROP INDEX derived_from_job IF EXISTS;
+// Earlier versions indexed runs by state: no query looks runs up by state alone, but on a young
+// graph the planner found every COMPLETE run of the graph through it and kept those it ran for the
+// job at hand (ingest/retire per job: the whole graph's runs, for each new job).
+DROP INDEX run_state IF EXISTS;
