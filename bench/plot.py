@@ -75,7 +75,8 @@ def peer_table(runs: list[dict[str, Any]]) -> str:
         for q, sides in r["lineage"].items():
             us, them = sides["lineage-graph"], sides.get("marquez", {"n": 0})
             # a request the peer did not answer in time (its budget then stops the question)
-            late = f", {them['errors_or_timeouts']} failed or timed out" if them.get("errors_or_timeouts") else ""
+            failed = them.get("errors_or_timeouts")
+            late = f", {failed} failed or timed out" if failed else ""
             for pct in ("p50", "p95"):
                 lines.append(f"| {size} | {q}, {pct} ms (samples {us['n']} / {them['n']}{late}) | "
                              f"{_ms(us, pct)} | {_ms(them, pct)} | "

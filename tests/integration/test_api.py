@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -243,5 +244,7 @@ def test_every_error_has_one_shape(shop: Graph) -> None:
         assert r.status_code == status and body["status"] == status, r.text
         assert isinstance(body["error"], str) and isinstance(body["detail"], str) and body["detail"]
         assert r.headers["x-request-id"]  # what the server's log lines about it carry
+        # the server's own time, for browsers' developer tools and bench.over_http
+        assert re.fullmatch(r"app;dur=\d+\.\d\d", r.headers["server-timing"]), r.headers
     assert seen[422].json()["errors"][0]["loc"] == ["query", "name"]
     assert seen[400].json()["accepted"] == 0 and seen[400].json()["rejected"]
