@@ -32,3 +32,16 @@ def test_dollar_inside_a_string_literal_is_not_a_parameter() -> None:
 def test_statements_split_on_semicolons_at_line_end() -> None:
     named = parse_query("q", "// Answers: x\nRETURN 1;\nRETURN 2;")
     assert named.statements == ("RETURN 1", "RETURN 2")
+
+
+def test_every_ingest_query_keeps_its_plan_and_no_index_lists_runs_by_state() -> None:
+    # replanning the ingest queries stalled the worker for seconds as the graph grew; a kept plan
+    # is only safe while no index can tempt a young graph's planner away from the keys
+    # (docs/benchmarks.md, "Lessons kept")
+    lib = library()
+    ingest = [named for name, named in lib.items() if name.startswith("ingest/")]
+    assert len(ingest) >= 20
+    for named in ingest:
+        assert named.text.startswith("CYPHER replan=skip\n"), named.name
+    schema = "\n".join(lib["schema/constraints"].statements)
+    assert "DROP INDEX run_state IF EXISTS" in schema and "ON (r.state)" not in schema
