@@ -4,8 +4,9 @@ Issue 22 asks for a p95 under 50 ms over HTTP for every ordinary question at L, 
 path to cost within 2 ms of the same question asked in process. This bench starts a real ``lineage
 serve`` on the bench Neo4j (with its warm-up, as a user gets it, and waits until it is done), then
 asks each question of SAMPLES sampled nodes both ways, alternating which goes first, so that
-neither always finds the other's pages cached. Hubs (the widest sources) are a question apart:
-bench.hubs measures them.
+neither always finds the other's pages cached. Hubs (the widest sources) are not ordinary
+questions: ``--hubs N`` adds them as a question of their own (bench.hubs measures them in process
+after a restart).
 
     python -m bench.ingest --spark 100000 --spark-only      # loads L into the bench Neo4j (11 min)
     python -m bench.over_http --datasets 100000 --seed 13 --json L-http.json
@@ -17,6 +18,7 @@ The graph must be the one ``tables(DATASETS, SEED)`` generates (bench.latency --
 from __future__ import annotations
 
 import argparse
+import gc
 import http.client
 import json
 import random
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import NS, tables
+from bench.hubs import pick_hubs
 from bench.ingest import free_port, services_env, start_services
 from bench.latency import bench_settings, percentile
 from graph.db import Graph, connect
@@ -131,6 +134,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--samples", type=int, default=30)
     p.add_argument("--rounds", type=int, default=2, help="each question is asked this many times over")
+    p.add_argument("--hubs", type=int, default=0,
+                   help="also the blast radius of the N widest sources (hubs: not an ordinary question)")
     p.add_argument("--json", type=Path)
     a = p.parse_args()
     settings = bench_settings()
@@ -152,6 +157,14 @@ def main() -> None:
                                         "pagecache": settings.neo4j_pagecache}, "rounds": []}
     try:
         asks = questions(graph, a.datasets, a.seed, a.samples)
+        if a.hubs:
+            ns = urllib.parse.quote(NS, safe="")
+            asks["blast radius, dataset, hubs, depth 20"] = [
+                (f"/api/v1/impact/dataset?namespace={ns}&name={urllib.parse.quote(h)}&depth=20",
+                 partial(dataset_blast_radius, graph, NS, h, 20))
+                for h in pick_hubs(a.datasets, a.seed, a.hubs)]
+        gc.collect()  # the generator's graph, gone before anything is timed
+        gc.freeze()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         for r in range(a.rounds):
             row = {}
