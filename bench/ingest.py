@@ -41,7 +41,7 @@ from typing import Any, cast
 
 from bench.generate import JOB_NS, NS, tables
 from bench.generate import events as gen_events
-from bench.latency import bench_settings, percentile
+from bench.latency import bench_settings, emit, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
@@ -182,10 +182,12 @@ def services_env(settings: Settings, tmp: Path, port: int) -> dict[str, str]:
                          "LINEAGE_WORKER_POLL": "0.05"}
 
 
-def start_services(env: dict[str, str], tmp: Path, port: int) -> list[subprocess.Popen[bytes]]:
-    """`lineage serve` and `lineage worker` as processes (logs in ``tmp``), once /health answers."""
+def start_services(env: dict[str, str], tmp: Path, port: int,
+                   commands: tuple[str, ...] = ("serve", "worker")) -> list[subprocess.Popen[bytes]]:
+    """`lineage serve` and `lineage worker` (or only ``commands``) as processes (logs in ``tmp``),
+    once /health answers."""
     procs = []
-    for cmd in ("serve", "worker"):
+    for cmd in commands:
         with (tmp / f"{cmd}.log").open("wb") as out:
             procs.append(subprocess.Popen([sys.executable, "-m", "api.cli", cmd], env=env, stdout=out,
                                           stderr=subprocess.STDOUT))
@@ -343,9 +345,7 @@ def main() -> None:
                             "output": done.stdout.strip()[-300:]}
         print(json.dumps(results["spark"]), file=sys.stderr)
     graph.close()
-    print(json.dumps(results, indent=2))
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=2))
+    emit(results, a.json)
 
 
 if __name__ == "__main__":

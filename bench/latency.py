@@ -51,6 +51,14 @@ def bench_settings() -> Settings:
                     neo4j_heap="2g", neo4j_pagecache="1g", query_timeout=120)
 
 
+def emit(results: dict[str, Any], path: Path | None) -> None:
+    """A bench's results as JSON on stdout, and in ``path`` when given."""
+    text = json.dumps(results, indent=2)
+    print(text)
+    if path:
+        path.write_text(text)
+
+
 def percentile(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import gc
 import http.client
-import json
 import random
 import re
 import statistics
@@ -36,7 +35,7 @@ from typing import Any
 from bench.generate import NS, tables
 from bench.hubs import pick_hubs
 from bench.ingest import free_port, services_env, start_services
-from bench.latency import bench_settings, percentile
+from bench.latency import bench_settings, emit, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
@@ -144,10 +143,8 @@ def main() -> None:
     graph = Graph(connect(settings), timeout=settings.query_timeout)
     tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-http-"))
     port = free_port()
-    procs = start_services(services_env(settings, tmp, port), tmp, port)
-    for proc in procs[1:]:  # the API only: no worker, nothing is posted
-        proc.terminate()
-    procs = procs[:1]
+    # the API only: no worker, nothing is posted
+    procs = start_services(services_env(settings, tmp, port), tmp, port, ("serve",))
     t0 = time.perf_counter()
     while "warmed" not in (tmp / "serve.log").read_text() and time.perf_counter() - t0 < 600:
         time.sleep(0.5)
@@ -181,9 +178,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=15)
         graph.close()
-    print(json.dumps(results, indent=2))
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=2))
+    emit(results, a.json)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ import networkx as nx
 
 from bench.generate import NS, Table, spec_complete, tables
 from bench.generate import events as gen_events
-from bench.latency import ground_truth, job_centric, percentile
+from bench.latency import emit, ground_truth, job_centric, percentile
 from bench.peer_io import Ours, Peer, Sampler, get, post_all
 
 DEPTHS = (2, 5, 10, 20)
@@ -270,9 +270,7 @@ def main() -> None:
     # after a clean stop, which checkpoints the store (while running, it is mostly in the logs)
     results.setdefault("disk", {})[ours.name] = _per_million(ours.disk_mb(), loaded + len(renamed))
     results["meta"]["seconds"] = time.perf_counter() - started
-    print(json.dumps(results, indent=2))
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=2))
+    emit(results, a.json)
 
 
 if __name__ == "__main__":
