@@ -32,10 +32,12 @@ import json
 import os
 import platform
 import random
+import re
 import statistics
 import sys
 import time
 import urllib.parse
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +86,19 @@ def _per_million(mb: dict[str, float] | str, events: int) -> dict[str, Any]:
     return {"mb": mb, "events": events, "mb_per_million_events": kept * 1e6 / events}
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def _renamed(evs: list[dict[str, Any]], to: str) -> list[dict[str, Any]]:
-    """The same events in other namespaces (``warehouse://TO:5432``, ``bench-TO``)."""
-    return [json.loads(json.dumps(e).replace(NS, f"warehouse://{to}:5432")
-                       .replace('"namespace": "bench"', f'"namespace": "bench-{to}"')) for e in evs]
+    """The same events in other namespaces (``warehouse://TO:5432``, ``bench-TO``), with run ids
+    of their own (each derived from the original's): with the same ids, the runs would be the
+    original ones, already ended, and answer "queryable" before the worker loads the copies."""
+    def run_id(m: re.Match[str]) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_OID, f"{to}:{m.group(0)}"))
+
+    return [json.loads(_UUID.sub(run_id, json.dumps(e).replace(NS, f"warehouse://{to}:5432")
+                                 .replace('"namespace": "bench"', f'"namespace": "bench-{to}"')))
+            for e in evs]
 
 
 def _node(*parts: str) -> str:
