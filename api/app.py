@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from api import errors
 from api.deps import Services
 from api.guard import Guard
+from api.hot import HotRoutes
 from api.logs import RequestContext
 from api.paths import EncodedSlashes
 from api.routes import (
@@ -47,6 +48,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.services = found
     app.state.settings = found.settings
     app.state.tokens = found.tokens
+    # innermost: the one-event POST of every producer skips the router (api.hot)
+    app.add_middleware(HotRoutes, routes={("POST", "/api/v1/lineage"): ingest.receive})
     app.add_middleware(Guard, tokens=found.tokens)
     app.add_middleware(RequestContext)  # outside the guard: its refusals carry the id too
     app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it
