@@ -46,3 +46,13 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_the_local_neo4j_plans_without_parameter_sizes(tmp_path: Path) -> None:
+    # one plan per query whatever the batch size or name length (docs/benchmarks.md, "Plans and
+    # parameter sizes"): without it the worker re-planned its queries for each new batch size
+    server = local_server.LocalServer(Settings(state_dir=tmp_path))
+    server._write_conf()
+    conf = (server.home / "conf" / "neo4j.conf").read_text("utf-8").splitlines()
+    assert "internal.cypher.use_parameter_size=false" in conf
+    assert "server.memory.pagecache.size=512m" in conf  # the template was filled in
