@@ -135,9 +135,13 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2, help="each question is asked this many times over")
     p.add_argument("--hubs", type=int, default=0,
                    help="also the blast radius of the N widest sources (hubs: not an ordinary question)")
+    p.add_argument("--pagecache", help="Neo4j's page cache for this run (the bench's own otherwise); "
+                   "stop the bench Neo4j first, as a running one keeps its own")
     p.add_argument("--json", type=Path)
     a = p.parse_args()
     settings = bench_settings()
+    if a.pagecache:
+        settings = settings.model_copy(update={"neo4j_pagecache": a.pagecache})
     server = LocalServer(settings)
     server.start()
     graph = Graph(connect(settings), timeout=settings.query_timeout)
