@@ -12,9 +12,13 @@ import json
 import logging
 import sys
 import time
+from collections.abc import MutableMapping
 from typing import Any
 
+from api import errors
 from graph.log_context import ContextFilter, bound
+
+log = logging.getLogger(__name__)
 
 
 class JsonFormatter(logging.Formatter):
@@ -57,7 +61,8 @@ class RequestContext:
     log line made while the request is served, and returns it in ``X-Request-ID``. The time the
     application took until the response started is returned in ``Server-Timing`` (``app;dur=``
     milliseconds): a browser's developer tools show it, and bench.over_http uses it to tell the
-    server's own time from the network's and the client's."""
+    server's own time from the network's and the client's. A bug's 500 is answered here, with
+    the id, and logged under it."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -73,9 +78,12 @@ class RequestContext:
         rid = given.decode("latin-1")[:64] if given else f"{self._prefix}-{self._next}"
 
         started = time.perf_counter()
+        answering = False
 
-        async def send_with_id(message: dict[str, Any]) -> None:
+        async def send_with_id(message: MutableMapping[str, Any]) -> None:
+            nonlocal answering
             if message["type"] == "http.response.start":
+                answering = True
                 took = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
                 message["headers"] = [*message.get("headers", []),
                                       (b"x-request-id", rid.encode("latin-1")),
@@ -83,4 +91,12 @@ class RequestContext:
             await send(message)
 
         with bound(request=rid):
-            await self.app(scope, receive, send_with_id)
+            try:
+                await self.app(scope, receive, send_with_id)
+            except Exception as e:
+                if answering:
+                    raise  # too late for an answer: the server closes the connection
+                # a bug: answered here rather than by the server error middleware outside us, so
+                # that the 500 and its log line carry the request id the user will quote
+                log.exception("unhandled error")
+                await errors.answer(500, type(e).__name__)(scope, receive, send_with_id)
