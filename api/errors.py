@@ -110,6 +110,13 @@ def _closest(request: Request, e: NotFound) -> list[dict[str, str]]:
     return [{"namespace": f.namespace, "name": f.name} for f in close]
 
 
+def unexpected(e: Exception) -> JSONResponse:
+    """A bug's answer: logged with its traceback (call it while handling ``e``), a 500 naming only
+    the exception's class."""
+    log.exception("unhandled error")
+    return answer(500, type(e).__name__)
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn errors into answers of the one shape."""
 
@@ -151,5 +158,4 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     def internal(_: Request, e: Exception) -> JSONResponse:
-        log.exception("unhandled error")
-        return answer(500, type(e).__name__)
+        return unexpected(e)

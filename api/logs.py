@@ -18,8 +18,6 @@ from typing import Any
 from api import errors
 from graph.log_context import ContextFilter, bound
 
-log = logging.getLogger(__name__)
-
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
@@ -98,5 +96,4 @@ class RequestContext:
                     raise  # too late for an answer: the server closes the connection
                 # a bug: answered here rather than by the server error middleware outside us, so
                 # that the 500 and its log line carry the request id the user will quote
-                log.exception("unhandled error")
-                await errors.answer(500, type(e).__name__)(scope, receive, send_with_id)
+                await errors.unexpected(e)(scope, receive, send_with_id)
