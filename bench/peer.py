@@ -52,7 +52,7 @@ DEPTHS = (2, 5, 10, 20)
 
 
 def _ingest(side: Ours | Peer, evs: list[dict[str, Any]], clients: int,
-            per_request: int = 1) -> dict[str, Any]:
+            per_request: int = 1, quiet: bool = False) -> dict[str, Any]:
     """Post every event, then wait until the last run of each client is queryable there."""
     t0 = time.perf_counter()
     post_all(side.url + "/api/v1/lineage", evs, clients, per_request)
@@ -73,9 +73,25 @@ def _ingest(side: Ours | Peer, evs: list[dict[str, Any]], clients: int,
     row = {"events": len(evs), "clients": clients, "per_request": per_request,
            "acknowledged_per_s": len(evs) / acked, "queryable_per_s": len(evs) / queryable,
            "seconds_to_acknowledge": acked, "seconds_to_queryable": queryable}
-    print(f"ingest {side.name} ({per_request}/request): {row['acknowledged_per_s']:.0f} events/s "
-          f"acknowledged, {row['queryable_per_s']:.0f}/s queryable", file=sys.stderr)
+    if not quiet:
+        print(f"ingest {side.name} ({per_request}/request): {row['acknowledged_per_s']:.0f} "
+              f"events/s acknowledged, {row['queryable_per_s']:.0f}/s queryable", file=sys.stderr)
     return row
+
+
+def _warm(side: Ours | Peer, datasets: int, events: int, seconds: float, clients: int) -> int:
+    """Load ``events`` events of other namespaces, then more, WARMUP_CHUNK at a time, until
+    ``seconds`` have passed; returns how many were loaded."""
+    t0, done, chunk = time.perf_counter(), 0, 0
+    while (events and done < events) or time.perf_counter() - t0 < seconds:
+        size = min(events - done, WARMUP_CHUNK) if events and done < events else WARMUP_CHUNK
+        source = (spec_complete(e) for e in gen_events(tables(datasets, 99 + chunk), 99 + chunk,
+                                                        starts=True))
+        warm = _renamed(list(itertools.islice(source, size)), f"warmup{chunk}" if chunk else "warmup")
+        _ingest(side, warm, clients, quiet=True)
+        done, chunk = done + len(warm), chunk + 1
+    print(f"warm-up {side.name}: {done} events in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return done
 
 
 def _per_million(mb: dict[str, float] | str, events: int) -> dict[str, Any]:
@@ -86,6 +102,7 @@ def _per_million(mb: dict[str, float] | str, events: int) -> dict[str, Any]:
     return {"mb": mb, "events": events, "mb_per_million_events": kept * 1e6 / events}
 
 
+WARMUP_CHUNK = 400
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -243,6 +260,10 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=30, help="nodes sampled per question")
     p.add_argument("--warmup-events", type=int, default=400,
                    help="events of other namespaces posted to both servers first, not measured (0: none)")
+    p.add_argument("--warmup-seconds", type=float, default=0,
+                   help="then more such events, 400 at a time (each batch queryable before the "
+                        "next), until each server has had this long under load: a freshly "
+                        "started JVM spends its first minute compiling its hot paths")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args()
 
@@ -262,24 +283,25 @@ def main() -> None:
         sides: list[Ours | Peer] = [ours] + ([peer] if reachable is True else [])
         sampler = Sampler({s.name: s.pids for s in sides})
         with sampler:
-            if a.warmup_events:  # both JVMs compile their hot paths and plan their queries first
-                warm = _renamed(list(itertools.islice(
-                    (spec_complete(e) for e in gen_events(tables(a.datasets, 99), 99, starts=True)),
-                    a.warmup_events)), "warmup")
-                for side in sides:
-                    _ingest(side, warm, a.clients)
+            warmed: dict[str, int] = {}
+            if a.warmup_events or a.warmup_seconds:
+                # both JVMs compile their hot paths and plan their queries first
+                warmed = {s.name: _warm(s, a.datasets, a.warmup_events, a.warmup_seconds, a.clients)
+                          for s in sides}
+                results["warmup"] = {"events": warmed, "seconds_each": a.warmup_seconds}
             results["ingest"] = {s.name: _ingest(s, evs, a.clients) for s in sides}
             results["lineage"] = _walks(sides, ts, random.Random(a.seed), a.samples, a.peer_budget)
             results["ours_only"] = _ours_only(ours, ts, random.Random(a.seed + 1), a.samples)
         results["memory_peak_mb"] = sampler.peaks_mb()
         results["memory_processes"] = sampler.seen
-        loaded = a.warmup_events + len(evs)
         if reachable is True:
-            results["disk"] = {peer.name: _per_million(peer.disk_mb(), loaded)}
+            results["disk"] = {peer.name: _per_million(peer.disk_mb(),
+                                                       warmed.get(peer.name, 0) + len(evs))}
         renamed = _renamed(evs, "arrays")
         results["ingest"]["ours, arrays of 100"] = _ingest(ours, renamed, a.clients, per_request=100)
     # after a clean stop, which checkpoints the store (while running, it is mostly in the logs)
-    results.setdefault("disk", {})[ours.name] = _per_million(ours.disk_mb(), loaded + len(renamed))
+    results.setdefault("disk", {})[ours.name] = _per_million(
+        ours.disk_mb(), warmed.get(ours.name, 0) + len(evs) + len(renamed))
     results["meta"]["seconds"] = time.perf_counter() - started
     emit(results, a.json)
 

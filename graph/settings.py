@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     worker_batch: int = Field(default=5000, ge=1)
     worker_batch_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     worker_poll: float = Field(default=0.2, gt=0)
+    worker_nice: int = Field(default=10, ge=0, le=19)
+    """How much lower ``lineage worker``'s CPU priority is than the API's (Unix ``nice``): when
+    the cores are short, producers are acknowledged first and the durable log absorbs the burst;
+    the worker then loads bigger batches, which cost less per event (docs/benchmarks.md, "The
+    worker's priority (session 18)"). 0: the same priority."""
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -80,6 +81,8 @@ def worker_cmd(
     logging.getLogger().setLevel(logging.INFO)  # a line per batch
     relax_gc()
     settings = get_settings()
+    if settings.worker_nice and hasattr(os, "nice"):
+        os.nice(settings.worker_nice)
     events = open_log(settings.log_path)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
