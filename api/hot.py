@@ -199,8 +199,10 @@ def _param(p: inspect.Parameter) -> _Param | None:
 def answer_below(route: APIRoute) -> Endpoint | None:
     """An endpoint answering ``route`` from its query alone, or None when the route declares
     something this layer does not parse (then the router keeps it)."""
-    scopes = [getattr(d.dependency, "scope", None) for d in route.dependencies]
-    if None in scopes or route.dependant.path_params or route.path_format != route.path:
+    found_scopes = [getattr(d.dependency, "scope", None) for d in route.dependencies]
+    scopes = [s for s in found_scopes if isinstance(s, str)]
+    if len(scopes) != len(found_scopes) or route.dependant.path_params \
+            or route.path_format != route.path:
         return None
     signature = inspect.signature(route.endpoint, eval_str=True)
     found = [_param(p) for p in signature.parameters.values()]

@@ -81,8 +81,7 @@ def worker_cmd(
     logging.getLogger().setLevel(logging.INFO)  # a line per batch
     relax_gc()
     settings = get_settings()
-    if settings.worker_nice and hasattr(os, "nice"):
-        os.nice(settings.worker_nice)
+    lower_priority(settings.worker_nice)
     events = open_log(settings.log_path)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -102,6 +101,12 @@ def worker_cmd(
             log.info("stopped")
     except LineageError as e:
         raise fail(str(e)) from e
+
+
+def lower_priority(nice: int) -> None:
+    """Run this process ``nice`` steps below its current CPU priority (Unix; nothing elsewhere)."""
+    if nice and hasattr(os, "nice"):
+        os.nice(nice)
 
 
 @app.command("spark-conf", rich_help_panel="Run the services")
