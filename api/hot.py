@@ -5,11 +5,11 @@ exception middleware and exit stack, matching the path against every route, solv
 endpoint's parameters) was a good part of the API's CPU per event: `lineage serve` alone spent
 1.32-1.52 ms per one-event request before this layer, 1.02-1.08 ms with it, and acknowledged
 561-702 events/s instead of 382-525 (docs/benchmarks.md, "Ingest over HTTP (session 17)").
-This ASGI layer sits inside the request
-context and the guard, so ids, timing, host and origin checks are the same; an error the
-endpoint raises is answered by the application's own exception handlers, so every answer is the
-same as through the router. The route stays declared there for the OpenAPI description and for
-any path this layer does not take (a trailing slash, another method).
+This ASGI layer sits inside the request context and the guard, so ids, timing, host and origin
+checks are the same; an error the endpoint raises is answered by the application's own exception
+handlers, so every answer is the same as through the router. The route stays declared there for
+the OpenAPI description and for any path this layer does not take (a trailing slash, another
+method).
 
 The questions (``GET`` routes of the question and Marquez-shaped routers) are answered here too,
 when their query is plainly valid: each value of the kind the route declares (a string within
@@ -64,15 +64,15 @@ class HotRoutes:
         request = Request(scope, receive)
         try:
             response = await endpoint(request)
-            if response is None:
-                await self.app(scope, receive, send)
-                return
         except Exception as e:
             handler = _handler(scope, e)
             if handler is None:
                 raise  # to the server error middleware, as from the router
             answer = handler(request, e)
             response = await answer if inspect.isawaitable(answer) else answer
+        if response is None:  # left to the router (its own exception middleware inside)
+            await self.app(scope, receive, send)
+            return
         await response(scope, receive, send)
 
 
