@@ -6,10 +6,10 @@ took 6-8 s, and the hubs asked after it 150-600 ms until the JVM had compiled th
 about 120 ms later on (docs/benchmarks.md, "Hubs after a restart"). Warming does what those first
 questions would have done, before anyone waits for them:
 
-1. reads the records the walks touch (``cypher/admin/warm.cypher``: columns and their lineage
-   edges, then datasets, their lineage edges with the properties the walks read, and jobs' reads
-   and writes), so the page cache holds them; the datasets' last, as what a page cache too small
-   for the whole store keeps;
+1. reads the records the questions touch (``cypher/admin/warm.cypher``: runs and what they read
+   and wrote, for root cause; columns and their lineage edges, then datasets, their lineage edges
+   with the properties the walks read, and jobs' reads and writes), so the page cache holds them;
+   the datasets' last, as what a page cache too small for the whole store keeps;
 2. asks each question once (blast radius, upstream, root cause, GDPR reach, the Marquez-shaped
    lineage) of the widest hub, so that Neo4j plans each query, then the blast radius of the ten
    widest hubs twice, so that the JVM compiles the walk's code (after a restart without this, the

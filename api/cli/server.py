@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,6 +12,9 @@ from api.cli.common import err, fail, local_server, out
 from api.cli.render import print_status
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from graph.db import Graph
 
 neo4j_app = typer.Typer(help="Run the local Neo4j server: start, stop, status.",
                         no_args_is_help=True)
@@ -96,21 +100,22 @@ def neo4j_warm() -> None:
     out.print(f"Neo4j warmed in {done.seconds:.1f} s{hub}.")
 
 
-def warm_in_background(settings: Settings) -> None:
-    """Warm Neo4j (impact.warm) on a thread of its own, with its own driver, saying when it is
-    done; questions asked meanwhile are answered as usual, only not yet at their warm speed."""
+def warm_in_background(graph: Callable[[], Graph]) -> None:
+    """Warm Neo4j (impact.warm) on a thread of its own, through ``graph``, the API's own
+    connection (opened here if it is not yet), saying when it is done; questions asked meanwhile
+    are answered as usual, only not yet at their warm speed.
+
+    Through the API's own connection, the first question a user asks finds the driver open, its
+    pool holding connections, and this process's code for each question already run once: with a
+    driver of its own, the first HTTP question after a start took 124-239 ms while the later ones
+    took 40 ms or less (docs/benchmarks.md, "The first question after a start (session 18)")."""
     import threading
 
-    from graph.db import open_graph
     from impact.warm import warm
 
     def run() -> None:
         try:
-            graph = open_graph(settings)
-            try:
-                done = warm(graph)
-            finally:
-                graph.close()
+            done = warm(graph())
         except Exception as e:  # warming is an optimisation: never take the API down with it
             err.print(f"warming Neo4j stopped: {e}")
             return

@@ -58,7 +58,7 @@ def serve_cmd(
     if settings.warm_on_start:
         from api.cli.server import warm_in_background
 
-        warm_in_background(settings)
+        warm_in_background(application.state.services.graph)
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     # log_config=None: uvicorn's own lines go through our handler too (api.logs)
     uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,

@@ -1,12 +1,21 @@
-// Answers: nothing a person asks; it reads the records the lineage walks touch (columns and
-// their DERIVED_FROM edges, then datasets, their edges both ways with the properties the walks
-// filter and return, and jobs' READS and WRITES: read last, these are what a page cache too small
-// for the whole store keeps), so that Neo4j's page cache holds them before the first question.
+// Answers: nothing a person asks; it reads the records the questions touch (runs, what they
+// read and wrote and their jobs, for root cause; then columns and their DERIVED_FROM edges, then
+// datasets, their edges both ways with the properties the walks filter and return, and jobs'
+// READS and WRITES: read last, these are what a page cache too small for the whole store keeps),
+// so that Neo4j's page cache holds them before the first question.
 // Text and lists are measured (size), not only counted, so that their own records are read too.
 // Run after a restart (`lineage serve` does it in the background, impact/warm.py); each
 // statement returns a count of what it read.
 // Returns: one row per statement: what, records.
 // Run in Neo4j Browser with multi-statement editing enabled (the default).
+// Runs first (root cause reads them): what a page cache too small for the store drops first.
+MATCH (r:Run)-[:OF]->(:Job)
+WITH count(r.state) + count(r.stateTime) + count(r.completeTime) + count(r.errorMessage)
+     AS records
+RETURN 'runs' AS what, records;
+MATCH (r:Run)-[e:READ|WROTE]->(:Dataset)
+WITH count(e) + count(r.state) AS records
+RETURN 'runs read and wrote' AS what, records;
 MATCH (c:Column)
 WITH count(c.namespace) + sum(size(c.dataset)) + sum(size(c.name)) AS records
 RETURN 'columns' AS what, records;

@@ -3,14 +3,17 @@ it reads the lineage records and asks every question of the widest hub, and chan
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
+from api.cli.server import warm_in_background
 from graph.db import Graph
 from graph.settings import get_settings
+from impact.blast_radius import dataset_blast_radius
 from impact.warm import warm
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import read_file
@@ -19,7 +22,7 @@ from tests.helpers import point_cli_at_test_server
 pytestmark = pytest.mark.integration
 
 SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
-STORE_READS = ["columns", "column edges", "datasets", "dataset edges, downstream",
+STORE_READS = ["runs", "runs read and wrote", "columns", "column edges", "datasets", "dataset edges, downstream",
                "dataset edges, upstream", "reads and writes"]
 QUESTIONS = {"blast radius", "lineage", "column blast radius", "GDPR reach", "column lineage",
              "upstream", "root cause", "column upstream"}
@@ -71,3 +74,21 @@ def test_lineage_neo4j_warm(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> No
     assert "Neo4j warmed in" in result.output
     assert "questions planned on postgres://warehouse:5432:raw.orders" in result.output
     assert "blast radius:" in result.output  # each step as it ends
+
+
+def test_serve_warms_through_the_apis_own_connection_and_leaves_it_open(graph: Graph) -> None:
+    # `lineage serve` hands its app's graph to the warm-up, so the first question a user asks
+    # finds the driver open and its pool holding connections: the warm-up must not close it
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    asked: list[Graph] = []
+
+    def the_apis_graph() -> Graph:
+        asked.append(graph)
+        return graph
+
+    warm_in_background(the_apis_graph)
+    [thread] = [t for t in threading.enumerate() if t.name == "warm"]
+    thread.join(timeout=120)
+    assert not thread.is_alive() and asked == [graph]
+    # still open, and the questions it warmed still answer
+    assert dataset_blast_radius(graph, "postgres://warehouse:5432", "raw.orders").impacted
