@@ -106,9 +106,8 @@ def warm_in_background(graph: Callable[[], Graph]) -> None:
     are answered as usual, only not yet at their warm speed.
 
     Through the API's own connection, the first question a user asks finds the driver open, its
-    pool holding connections, and this process's code for each question already run once: with a
-    driver of its own, the first HTTP question after a start took 124-239 ms while the later ones
-    took 40 ms or less (docs/benchmarks.md, "The first question after a start (session 18)")."""
+    pool holding a connection, and this process's code for each question already run once
+    (docs/benchmarks.md, "The first question after a start (session 18)")."""
     import threading
 
     from impact.warm import warm
