@@ -94,6 +94,18 @@ def _warm(side: Ours | Peer, datasets: int, events: int, seconds: float, clients
     return done
 
 
+def _depths(text: str) -> tuple[int, ...]:
+    """``2,5,10`` as depths (argparse reports the error as a usage error)."""
+    try:
+        depths = tuple(int(d) for d in text.split(",") if d.strip())
+    except ValueError:
+        depths = ()
+    if not depths or min(depths) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give depths of 1 or more, comma-separated, "
+                                         "e.g. 2,5,10")
+    return depths
+
+
 def _per_million(mb: dict[str, float] | str, events: int) -> dict[str, Any]:
     """Disk use, and per million events loaded (not counting preallocated transaction logs)."""
     if isinstance(mb, str):
@@ -130,7 +142,7 @@ def _summary(ms: list[float], extra: dict[str, Any] | None = None) -> dict[str, 
 
 
 def _walks(sides: list[Ours | Peer], ts: list[Table], rng: random.Random, samples: int,
-           budget_s: float) -> dict[str, Any]:
+           budget_s: float, depths: tuple[int, ...] = DEPTHS) -> dict[str, Any]:
     """Marquez's two lineage operations on both servers, alternating, checked against the truth."""
     job_flow = job_centric(ts)
     _, col_flow = ground_truth(ts)
@@ -151,7 +163,7 @@ def _walks(sides: list[Ours | Peer], ts: list[Table], rng: random.Random, sample
         up = nx.single_source_shortest_path_length(col_flow.reverse(copy=False), key, cutoff=depth)
         return set(down) | set(up)
 
-    for depth in DEPTHS:
+    for depth in depths:
         out[f"lineage, depth {depth}"] = _compare(
             sides, budget_s,
             [(f"/api/v1/lineage?nodeId={_node('dataset', NS, t.name)}&depth={depth}",
@@ -264,6 +276,10 @@ def main() -> None:
                    help="then more such events, 400 at a time (each batch queryable before the "
                         "next), until each server has had this long under load: a freshly "
                         "started JVM spends its first minute compiling its hot paths")
+    p.add_argument("--depths", type=_depths, default=DEPTHS,
+                   help="the depths of GET /api/v1/lineage, comma-separated (default 2,5,10,20); "
+                        "at 10,000 datasets one depth-10 request to Marquez takes many minutes, "
+                        "so a run for that one ratio asks it alone, with --peer-timeout to match")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args()
 
@@ -290,7 +306,8 @@ def main() -> None:
                           for s in sides}
                 results["warmup"] = {"events": warmed, "seconds_each": a.warmup_seconds}
             results["ingest"] = {s.name: _ingest(s, evs, a.clients) for s in sides}
-            results["lineage"] = _walks(sides, ts, random.Random(a.seed), a.samples, a.peer_budget)
+            results["lineage"] = _walks(sides, ts, random.Random(a.seed), a.samples, a.peer_budget,
+                                        a.depths)
             results["ours_only"] = _ours_only(ours, ts, random.Random(a.seed + 1), a.samples)
         results["memory_peak_mb"] = sampler.peaks_mb()
         results["memory_processes"] = sampler.seen

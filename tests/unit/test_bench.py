@@ -1,7 +1,11 @@
 """The benches' own logic that a wrong number would hide behind."""
 
+import argparse
+
+import pytest
+
 from bench.generate import JOB_NS, NS, events, spec_complete, tables
-from bench.peer import _renamed
+from bench.peer import _depths, _renamed
 
 
 def test_renamed_events_are_new_runs_of_new_jobs_on_new_datasets() -> None:
@@ -23,3 +27,11 @@ def test_renamed_events_are_new_runs_of_new_jobs_on_new_datasets() -> None:
     assert {e["job"]["namespace"] for e in copies} == {f"{JOB_NS}-arrays"}
     assert all(o["namespace"] == "warehouse://arrays:5432" for e in copies for o in e["outputs"])
     assert not any(NS in str(e) for e in copies)
+
+
+def test_depths_are_read_from_a_comma_separated_list() -> None:
+    assert _depths("10") == (10,)
+    assert _depths("2, 5,10,") == (2, 5, 10)
+    for bad in ("", "0,2", "x", "2;5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _depths(bad)
