@@ -168,8 +168,10 @@ def _param(p: inspect.Parameter) -> _Param | None:
         if isinstance(m, params.Depends):
             if m.dependency is deps.graph:
                 return _Param(p.name, "", "graph", False)
-            if m.dependency is deps.as_of:
-                return _Param(p.name, "asOf", "as_of", False)
+            if m.dependency is deps.as_of:  # under the query name that dependency declares
+                declared = _param(next(iter(inspect.signature(
+                    deps.as_of, eval_str=True).parameters.values())))
+                return None if declared is None else _Param(p.name, declared.alias, "as_of", False)
             return None
     query = next((m for m in meta if isinstance(m, params.Query)), None)
     if meta and query is None:
