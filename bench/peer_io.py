@@ -45,15 +45,20 @@ def _request(url: str, method: str, body: bytes | None, timeout: float) -> tuple
         conn = conns.get(key)
         if conn is None:
             conn = conns[key] = http.client.HTTPConnection(where_.hostname or "127.0.0.1", where_.port)
-        conn.timeout = timeout
+        conn.timeout = timeout  # for a connection opened now
+        if conn.sock is not None:  # a kept-alive one keeps the timeout it was opened with
+            conn.sock.settimeout(timeout)
         try:
             conn.request(method, path, body, headers)
             r = conn.getresponse()
             return r.status, r.read()
-        except (http.client.HTTPException, OSError):
+        except (http.client.HTTPException, OSError) as e:
             conn.close()
             conns.pop(key, None)
-            if attempt == 2:
+            # only a connection the server had closed is tried again: a request that timed out
+            # may still be running there (Marquez's query goes on in PostgreSQL), and asking
+            # again would run it twice at once
+            if attempt == 2 or isinstance(e, TimeoutError):
                 raise
     raise AssertionError("unreachable")
 
