@@ -53,7 +53,8 @@ class Services:
         events = self.log()
         with self._lock:
             if self._committer is None:
-                self._committer = GroupCommitter(events)
+                self._committer = GroupCommitter(
+                    events, scrubbed=not self.settings.log_raw_events)
             return self._committer
 
 

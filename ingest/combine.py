@@ -93,6 +93,8 @@ def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "di
            ) -> dict[str, Any]:
     """Newer non-null values win; ``special`` fields merge as maps (props), lists (digests) or sets
     (subtypes)."""
+    if len(group) == 1:
+        return _merge_one(group[0], special)
     merged: dict[str, Any] = {}
     for row in group:
         merged.update({k: v for k, v in row.items() if v is not None})
@@ -117,6 +119,28 @@ def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "di
             merged[name] = sorted({s for row in group for s in row.get(name) or []})
     merged["firstSeen"] = group[0]["time"]
     merged["lastSeen"] = group[-1]["time"]
+    return merged
+
+
+def _merge_one(row: dict[str, Any], special: tuple[str, ...]) -> dict[str, Any]:
+    """``_merge`` of a group of one row, the same result by a shorter way (most groups of a batch
+    have one row: combining was a fifth of the worker's preparation)."""
+    merged = {k: v for k, v in row.items() if v is not None}
+    for name in special:
+        if name in _ANY:
+            merged[name] = bool(row.get(name, _ANY[name]))
+        elif name in _ALL:
+            merged[name] = bool(row.get(name, _ALL[name]))
+        elif name not in row:
+            merged.pop(name, None)
+        elif name == "props":
+            merged["props"] = dict(row.get("props") or {})
+            merged["stamp"] = row["evt"]
+        elif name == "digests":
+            merged["digests"] = list(dict.fromkeys(row.get("digests") or []))
+        else:
+            merged[name] = sorted(set(row.get(name) or []))
+    merged["firstSeen"] = merged["lastSeen"] = row["time"]
     return merged
 
 

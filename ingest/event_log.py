@@ -21,6 +21,8 @@ class Entry:
     event: dict[str, Any]
     checked: bool = False
     """The API validated it before appending it (the worker does not validate it again)."""
+    scrubbed: bool = False
+    """And scrubbed it of secrets (the worker does not scrub it again)."""
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,10 @@ class EventLog(Protocol):
     """What the API, the worker, metrics, replay and export need of a log: SQLiteLog is the
     embedded one; another (Kafka) implements these and is returned by :func:`open_log`."""
 
-    def append(self, events: Sequence[dict[str, Any]], checked: bool = False) -> list[int]: ...
-    def append_encoded(self, bodies: Sequence[str], checked: bool = False) -> list[int]: ...
+    def append(self, events: Sequence[dict[str, Any]], checked: bool = False,
+               scrubbed: bool = False) -> list[int]: ...
+    def append_encoded(self, bodies: Sequence[str], checked: bool = False,
+                       scrubbed: bool = False) -> list[int]: ...
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]: ...
     def scan(self, batch: int = 5000) -> Iterator[Entry]: ...
     def between(self, after: float, before: float, newest_first: bool, limit: int,

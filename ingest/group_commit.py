@@ -18,8 +18,11 @@ class GroupCommitter:
     requests cost one fsync.
     """
 
-    def __init__(self, log: EventLog, max_batch: int = 5000) -> None:
+    def __init__(self, log: EventLog, max_batch: int = 5000, scrubbed: bool = True) -> None:
+        """``scrubbed``: the events enqueued were scrubbed of secrets (not with
+        ``LINEAGE_LOG_RAW_EVENTS``), so the worker does not scrub them again."""
         self.log = log
+        self.scrubbed = scrubbed
         self.max_batch = max_batch
         self._queue: queue.Queue[tuple[list[str], Future[list[int]]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
@@ -57,7 +60,7 @@ class GroupCommitter:
             try:
                 # the API validated every event it enqueues: the worker will not validate them again
                 seqs = self.log.append_encoded([b for bodies, _ in group for b in bodies],
-                                               checked=True)
+                                               checked=True, scrubbed=self.scrubbed)
             except Exception as e:  # every waiter learns the append failed; nothing was acked
                 for _, future in group:
                     if not future.done():

@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     received REAL NOT NULL,
     body TEXT NOT NULL,
-    checked INTEGER NOT NULL DEFAULT 0,
+    checked INTEGER NOT NULL DEFAULT 0,  -- 0 as received, 1 validated, 2 validated and scrubbed
     event_time REAL
 );
 CREATE TABLE IF NOT EXISTS positions (
@@ -67,6 +67,8 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 _EVENT_TIME = "(julianday(json_extract({body}, '$.eventTime')) - 2440587.5) * 86400.0"
 _INSERT = ("INSERT INTO events (received, body, checked, event_time) VALUES (?, ?, ?, "
            + _EVENT_TIME.format(body="?2") + ")")
+
+_SCRUBBED = 2  # the mark of an event the API validated and scrubbed of secrets
 
 _T = TypeVar("_T")
 
@@ -131,26 +133,29 @@ class SQLiteLog:
             conn.close()
             self._local.conn = None
 
-    def append(self, events: Sequence[dict[str, Any]], checked: bool = False) -> list[int]:
+    def append(self, events: Sequence[dict[str, Any]], checked: bool = False,
+               scrubbed: bool = False) -> list[int]:
         """Append in one durable transaction; returns the sequence numbers, in order.
 
         ``checked``: the events were validated (by the API), so the worker need not validate
-        them again. Raises ValueError, before anything is written, for an event that cannot be
-        encoded."""
-        return self.append_encoded(encode(events), checked)
+        them again; ``scrubbed``: and scrubbed of secrets, so it need not scrub them again.
+        Raises ValueError, before anything is written, for an event that cannot be encoded."""
+        return self.append_encoded(encode(events), checked, scrubbed)
 
-    def append_encoded(self, bodies: Sequence[str], checked: bool = False) -> list[int]:
+    def append_encoded(self, bodies: Sequence[str], checked: bool = False,
+                       scrubbed: bool = False) -> list[int]:
         """Append events already encoded by :func:`encode`, in one durable transaction."""
         if not bodies:
             return []
         now = time.time()
+        mark = _SCRUBBED if checked and scrubbed else int(checked)
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 first = None
                 for body in bodies:
-                    cur = conn.execute(_INSERT, (now, body, int(checked)))
+                    cur = conn.execute(_INSERT, (now, body, mark))
                     first = first if first is not None else cur.lastrowid
                 conn.execute("COMMIT")
             except BaseException:
@@ -177,7 +182,8 @@ class SQLiteLog:
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)
-            entries.append(Entry(seq, received, json.loads(body), bool(checked)))
+            entries.append(Entry(seq, received, json.loads(body), bool(checked),
+                                 checked == _SCRUBBED))
         return entries
 
     @_log_errors

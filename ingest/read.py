@@ -33,6 +33,8 @@ class RawItem:
     error: str | None = None
     index: int | None = None
     checked: bool = False
+    scrubbed: bool = False
+    """Read back from the log as the API scrubbed it: it is not scrubbed again."""
 
 
 def whole_error(items: list[RawItem]) -> str | None:

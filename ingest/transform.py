@@ -11,6 +11,8 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from ingest.column_lineage import column_lineage
 from ingest.explicit_lineage import explicit_lineage
 from ingest.facets import capped_json, facet_props, field_tags, flatten, lift, live, owners, tags
@@ -108,8 +110,17 @@ def edge_key(edge: dict[str, Any]) -> tuple[str, ...]:
 
 def _digest(parts: list[Any]) -> str:
     """A digest of a list of plain tuples, the same in every process. Order counts: the same
-    columns or edges listed in another order only cost a full write instead of a touch."""
-    return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
+    columns or edges listed in another order only cost a full write instead of a touch.
+
+    Taken over their JSON (orjson: a quarter of the time of ``repr``, which was 7% of the
+    worker's preparation); what JSON cannot hold goes through ``repr``, always the same way for
+    the same parts. A store written before this change holds digests of ``repr``: each schema
+    and lineage is written in full once, then touched again."""
+    try:
+        text = orjson.dumps(parts)
+    except orjson.JSONEncodeError:
+        text = repr(parts).encode()
+    return hashlib.blake2b(text, digest_size=12).hexdigest()
 
 
 def _job_row(job: dict[str, Any], t: datetime, cap: int, digest: str | None) -> dict[str, Any]:

@@ -91,12 +91,14 @@ def validate(obj: Any) -> ValidEvent | list[str]:
     return ValidEvent(kind, scrub(obj), event_time, str(time_raw), run_id, event_type)
 
 
-def logged(obj: Any) -> ValidEvent | list[str]:
+def logged(obj: Any, scrubbed: bool = False) -> ValidEvent | list[str]:
     """An event read back from the event log, which holds only events the API validated.
 
     They are not validated again: only their envelope is read (kind, time, run). They are
-    scrubbed again, because with ``LINEAGE_LOG_RAW_EVENTS`` the log holds them as received
-    (scrubbing is idempotent and, for an event with nothing to scrub, two searches). An entry
+    scrubbed again unless ``scrubbed`` (the log marks the events the API scrubbed before it
+    logged them; with ``LINEAGE_LOG_RAW_EVENTS`` it holds them as received). Scrubbing is
+    idempotent, and for an event with nothing to scrub it was about a tenth of the worker's
+    preparation (docs/benchmarks.md, "Session 19"). An entry
     the API did not write (a log edited by hand) whose envelope cannot be read is validated in
     full, so it is rejected with its reasons."""
     try:
@@ -108,7 +110,7 @@ def logged(obj: Any) -> ValidEvent | list[str]:
             event_type = str(obj.get("eventType") or "OTHER").upper()
         if kind is None or event_type not in (None, *EVENT_TYPES):
             return validate(obj)
-        return ValidEvent(kind, scrub(obj), parse_time(time_raw), str(time_raw), run_id,
+        return ValidEvent(kind, obj if scrubbed else scrub(obj), parse_time(time_raw), str(time_raw), run_id,
                           event_type)
     except (TypeError, KeyError, ValueError, AttributeError):
         return validate(obj)

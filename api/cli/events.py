@@ -62,8 +62,8 @@ def replay_cmd(
                 task = bar.add_task("events", total=total)
                 last = 0
                 for chunk in chunks(events.scan(), 5000):
-                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked)
-                                     for e in chunk], report,
+                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked,
+                                             scrubbed=e.scrubbed) for e in chunk], report,
                                     progress=lambda n: bar.advance(task, n))
                     last = chunk[-1].seq
             events.commit(CONSUMER, last)

@@ -124,3 +124,18 @@ def test_only_events_the_api_checked_skip_validation_when_read_back(
     assert checked == []
     list(validate_items([RawItem("log#2", obj=event)], IngestReport()))
     assert checked, "an unchecked event read back from the log was not validated"
+
+
+def test_an_event_logged_as_scrubbed_is_not_scrubbed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API marks what it scrubbed; an event logged raw (or by an earlier version) is scrubbed."""
+    from ingest.pipeline import IngestReport, validate_items
+    from ingest.read import RawItem
+
+    scrubbed: list[object] = []
+    monkeypatch.setattr("ingest.validate.scrub", lambda obj: scrubbed.append(obj) or obj)
+    event = run_event("START", str(uuid.uuid4()))
+    [valid] = validate_items([RawItem("log#1", obj=event, checked=True, scrubbed=True)],
+                             IngestReport())
+    assert scrubbed == [] and valid.event.raw is event
+    list(validate_items([RawItem("log#2", obj=event, checked=True)], IngestReport()))
+    assert scrubbed == [event]
