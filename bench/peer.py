@@ -212,7 +212,9 @@ def _compare(sides: list[Ours | Peer], budget_s: float, asks: list[tuple[str, se
             "missing_median": statistics.median(d["missing"]) if d["missing"] else None,
             "extra_median": statistics.median(d["extra"]) if d["extra"] else None,
             "extra_max": max(d["extra"], default=None),
-            "answer_size_median": statistics.median(d["size"]) if d["size"] else None})
+            "answer_size_median": statistics.median(d["size"]) if d["size"] else None,
+            # in the order asked: a slow first answer (a cold cache, a query planned again) shows
+            "ms": [round(ms, 1) for ms in times[side.name]]})
     return row
 
 
@@ -249,7 +251,9 @@ def _ours_only(ours: Ours, ts: list[Table], rng: random.Random, samples: int) ->
             if not i % 2:
                 local.append(ours.in_process(call))
         out[question] = _summary(http, {"in_process_p50_ms": statistics.median(local),
-                                        "in_process_p95_ms": percentile(local, 95)})
+                                        "in_process_p95_ms": percentile(local, 95),
+                                        "ms": [round(ms, 1) for ms in http],
+                                        "in_process_ms": [round(ms, 1) for ms in local]})
         row = out[question]
         print(f"{question:34s} HTTP p50 {row['p50_ms']:7.1f} p95 {row['p95_ms']:7.1f} ms, "
               f"in process p50 {row['in_process_p50_ms']:7.1f} ms", file=sys.stderr)
