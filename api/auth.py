@@ -7,6 +7,7 @@ refuses to bind any other address.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 from dataclasses import dataclass
@@ -55,7 +56,10 @@ def parse_tokens(spec: str | None) -> Tokens:
     return Tokens(scopes)
 
 
+@functools.lru_cache(maxsize=1024)
 def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` (a client address or a Host header's name) is this machine. Cached: the
+    address parse was 1-2% of the API's CPU per one-event request, asked up to three times each."""
     if host == "localhost":
         return True
     try:
