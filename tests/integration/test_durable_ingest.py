@@ -222,11 +222,12 @@ class _StuckLog(SQLiteLog):
         self.release = threading.Event()
         self.fail = fail
 
-    def append_encoded(self, bodies: Any, checked: bool = False) -> list[int]:
+    def append_encoded(self, bodies: Any, checked: bool = False,
+                       scrubbed: bool = False) -> list[int]:
         if self.fail:
             raise LogError("disk full")
         self.release.wait(10)
-        return super().append_encoded(bodies, checked)
+        return super().append_encoded(bodies, checked, scrubbed)
 
 
 def test_a_log_that_fails_or_does_not_confirm_in_time_is_503_never_201(

@@ -132,7 +132,12 @@ def test_an_event_logged_as_scrubbed_is_not_scrubbed_again(monkeypatch: pytest.M
     from ingest.read import RawItem
 
     scrubbed: list[object] = []
-    monkeypatch.setattr("ingest.validate.scrub", lambda obj: scrubbed.append(obj) or obj)
+
+    def scrub(obj: object) -> object:
+        scrubbed.append(obj)
+        return obj
+
+    monkeypatch.setattr("ingest.validate.scrub", scrub)
     event = run_event("START", str(uuid.uuid4()))
     [valid] = validate_items([RawItem("log#1", obj=event, checked=True, scrubbed=True)],
                              IngestReport())
