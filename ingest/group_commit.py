@@ -18,9 +18,10 @@ class GroupCommitter:
     requests cost one fsync.
     """
 
-    def __init__(self, log: EventLog, max_batch: int = 5000, scrubbed: bool = True) -> None:
-        """``scrubbed``: the events enqueued were scrubbed of secrets (not with
-        ``LINEAGE_LOG_RAW_EVENTS``), so the worker does not scrub them again."""
+    def __init__(self, log: EventLog, max_batch: int = 5000, scrubbed: bool = False) -> None:
+        """``scrubbed``: the events enqueued were scrubbed of secrets (the API's, unless
+        ``LINEAGE_LOG_RAW_EVENTS``), so the worker need not scrub them again. Off unless said:
+        an event marked scrubbed that was not would reach the graph as it came."""
         self.log = log
         self.scrubbed = scrubbed
         self.max_batch = max_batch
