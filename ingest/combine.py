@@ -95,6 +95,11 @@ def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "di
     (subtypes)."""
     if len(group) == 1:
         return _merge_one(group[0], special)
+    return _merge_many(group, special)
+
+
+def _merge_many(group: list[dict[str, Any]], special: tuple[str, ...]) -> dict[str, Any]:
+    """``_merge`` of any group; tests/unit/test_transform.py holds ``_merge_one`` equal to it."""
     merged: dict[str, Any] = {}
     for row in group:
         merged.update({k: v for k, v in row.items() if v is not None})

@@ -1,7 +1,9 @@
 import uuid
+from pathlib import Path
 from typing import Any
 
 from ingest.combine import combine
+from ingest.read import iter_paths, read_file
 from ingest.rows import Rows
 from ingest.transform import transform
 from ingest.validate import ValidEvent, validate
@@ -96,3 +98,25 @@ def test_a_written_schema_and_a_jobs_lineage_are_digested_whole() -> None:
     # a START without column lineage has no lineage version
     start = run_event("START", str(uuid.uuid4()), "job", outputs=[dataset("out", columns=["a"])])
     assert _rows(start).lineages == []
+
+
+def test_a_group_of_one_row_merges_as_any_group_does_for_every_corpus_event(corpus: Path) -> None:
+    """combine's short way for a group of one row gives what the general merge gives, on the
+    corpus's valid events (most of its files are templates) and generated ones."""
+    from bench.generate import events, tables
+    from ingest.combine import _KEYS, _SPECIAL, _merge_many, _merge_one
+
+    items = [i.obj for p in iter_paths([corpus]) for i in read_file(p) if i.error is None]
+    items += events(tables(100, seed=3), seed=3, days=2, starts=True)
+    valid = [v for v in map(validate, items) if isinstance(v, ValidEvent)]
+    assert len(valid) > 400
+    merged = 0
+    for event in valid:
+        rows = transform(event)
+        for kind in (*_KEYS, "runs"):
+            # runs merge with _merge's default (ingest.combine._merge_run), the rest as combine_kind
+            special = ("props", "digests") if kind == "runs" else _SPECIAL.get(kind, ())
+            for row in getattr(rows, kind):
+                assert _merge_one(row, special) == _merge_many([row], special), (kind, row)
+                merged += 1
+    assert merged > 5000
