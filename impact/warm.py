@@ -15,6 +15,11 @@ questions would have done, before anyone waits for them:
    widest hubs twice, so that the JVM compiles the walk's code (after a restart without this, the
    hubs' blast radius took 600 ms, then fell to 130 ms over the first 30 asks).
 
+Neo4j also plans a query again, at its next run, once the graph has grown enough since the plan
+was made; :class:`PlanKeeper` asks the questions again when the graph has changed, so that the
+planning falls on it rather than on a user (``lineage serve`` runs it every
+``LINEAGE_PLAN_KEEPER_SECONDS``).
+
 Only reads: it never changes the graph. ``lineage serve`` runs it in the background at start
 (``LINEAGE_WARM_ON_START``); ``lineage neo4j warm`` runs it by hand.
 """
@@ -22,7 +27,7 @@ Only reads: it never changes the graph. ``lineage serve`` runs it in the backgro
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +57,46 @@ class Warmed:
 HUBS = 10
 ROUNDS = 2
 
+Node = dict[str, str]  # {namespace, name} of a dataset, or {namespace, dataset, name} of a column
+
+
+def ask_questions(graph: Graph, dataset: tuple[str, str], derived: Node | None, column: Node | None,
+                  derived_column: Node | None) -> Iterator[tuple[str, float]]:
+    """Ask each question once, so that Neo4j has a plan for each query they use: of ``dataset``
+    (blast radius, lineage), of ``column`` (column blast radius, GDPR reach, column lineage), of
+    ``derived`` (upstream, root cause: something with an upstream) and of ``derived_column``
+    (column upstream), each when given. Yields each question's name and seconds as it ends; a
+    question that fails (a timeout) is named with why, and the others are still asked."""
+    ns, name = dataset
+    questions: list[tuple[str, Callable[[], Any]]] = [
+        ("blast radius", lambda: dataset_blast_radius(graph, ns, name)),
+        ("lineage", lambda: lineage(graph, f"dataset:{ns}:{name}")),
+    ]
+    if column is not None:
+        c_ns, c_ds, c_name = column["namespace"], column["dataset"], column["name"]
+        questions += [
+            ("column blast radius", lambda: column_blast_radius(graph, c_ns, c_ds, c_name)),
+            ("GDPR reach", lambda: where(graph, c_ns, c_ds, c_name)),
+            ("column lineage", lambda: column_lineage(graph, f"datasetField:{c_ns}:{c_ds}:{c_name}",
+                                                      with_downstream=True)),
+        ]
+    if derived is not None:
+        up_ns, up_name = derived["namespace"], derived["name"]
+        questions += [
+            ("upstream", lambda: dataset_upstream(graph, up_ns, up_name)),
+            ("root cause", lambda: root_cause_dataset(graph, up_ns, up_name)),
+        ]
+    if derived_column is not None:
+        questions.append(("column upstream", lambda: column_upstream(
+            graph, derived_column["namespace"], derived_column["dataset"], derived_column["name"])))
+    for what, ask in questions:
+        started = time.perf_counter()
+        try:
+            ask()
+        except LineageError as e:  # e.g. a timeout: the other questions are still worth asking
+            what = f"{what} (stopped: {e})"
+        yield what, time.perf_counter() - started
+
 
 def warm(graph: Graph, timeout: float = 600.0,
          progress: Callable[[str, float], None] | None = None) -> Warmed:
@@ -76,39 +121,66 @@ def warm(graph: Graph, timeout: float = 600.0,
     hub = graph.read("admin/warm_sample", hubs=HUBS)[0]
     if hub["namespace"] is None:
         return done  # an empty graph: nothing to plan against
-    ns, name, column, derived = hub["namespace"], hub["name"], hub["column"], hub["derived"]
-    derived_column = hub["derivedColumn"]
+    ns, name = hub["namespace"], hub["name"]
     done.hub = f"{ns}:{name}"
-    questions: list[tuple[str, Callable[[], Any]]] = [
-        ("blast radius", lambda: dataset_blast_radius(graph, ns, name)),
-        ("lineage", lambda: lineage(graph, f"dataset:{ns}:{name}")),
-    ]
-    if column is not None:
-        questions += [
-            ("column blast radius", lambda: column_blast_radius(graph, ns, name, column)),
-            ("GDPR reach", lambda: where(graph, ns, name, column)),
-            ("column lineage", lambda: column_lineage(graph, f"datasetField:{ns}:{name}:{column}",
-                                                      with_downstream=True)),
-        ]
-    if derived is not None:
-        up_ns, up_name = derived["namespace"], derived["name"]
-        questions += [
-            ("upstream", lambda: dataset_upstream(graph, up_ns, up_name)),
-            ("root cause", lambda: root_cause_dataset(graph, up_ns, up_name)),
-        ]
-    if derived_column is not None:
-        questions.append(("column upstream", lambda: column_upstream(
-            graph, derived_column["namespace"], derived_column["dataset"], derived_column["name"])))
-    for what, ask in questions:
-        started = time.perf_counter()
-        try:
-            ask()
-        except LineageError as e:  # e.g. a timeout: the other questions are still worth warming
-            what = f"{what} (stopped: {e})"
-        step(what, started)
+    column = hub["column"]
+    for what, took in ask_questions(
+            graph, (ns, name), hub["derived"],
+            {"namespace": ns, "dataset": name, "name": column} if column is not None else None,
+            hub["derivedColumn"]):
+        done.steps.append((what, took))
+        if progress:
+            progress(what, took)
     started = time.perf_counter()
     for _ in range(ROUNDS):
         for h in hub["hubs"]:
             dataset_blast_radius(graph, h["namespace"], h["name"])
     step(f"blast radius of the {len(hub['hubs'])} widest, {ROUNDS} times", started)
     return done
+
+
+@dataclass
+class PlanKeeper:
+    """Keeps the question queries' plans fresh away from the users.
+
+    Neo4j plans a query again when the counts its plan was made with (nodes per label,
+    relationships per type) have moved by more than a share since (75% at first, shrinking to 10%
+    over the seven hours after the plan: ``dbms.cypher.statistics_divergence_threshold``), at the
+    next run of that query, and that run pays for the planning: 0.3 to 2.4 s for one question on
+    the 10,000-dataset graph here (docs/benchmarks.md, "Planning"). Every lineage store grows, so
+    it gets there now and then. The keeper is ticked often (``lineage serve``: every
+    ``LINEAGE_PLAN_KEEPER_SECONDS``); each tick reads the graph's size from the count store, and
+    when it has changed since the keeper last asked, asks each question of a small sample (a few
+    milliseconds each while the plans are fresh), so that most of those plannings fall on it:
+
+    * as soon as the size has held still for one tick (a load has ended), and
+    * at most every ``every`` seconds while it keeps changing (a steady stream of events).
+
+    A user who asks between a share being crossed and the keeper's next round still pays: it
+    makes that rarer, not impossible.
+    """
+
+    graph: Graph
+    every: float = 10.0
+    last: tuple[int, int] | None = None  # the size when the keeper last asked
+    seen: tuple[int, int] | None = None  # the size at the last tick
+    asked_at: float = float("-inf")
+
+    def tick(self, now: float | None = None) -> list[str] | None:
+        """One tick: None when nothing was asked (the size is what it was when the keeper last
+        asked, or it is still changing and the keeper asked less than ``every`` seconds ago);
+        else the questions asked (none when the graph has no lineage to ask of)."""
+        now = time.monotonic() if now is None else now
+        row = self.graph.read("admin/graph_size")[0]
+        size = (int(row["nodes"]), int(row["relationships"]))
+        settled, self.seen = size == self.seen, size
+        if size == self.last or (not settled and now - self.asked_at < self.every):
+            return None
+        sample = self.graph.read("admin/plan_sample")[0]
+        asked: list[str] = []
+        if sample["namespace"] is not None:
+            asked = [what for what, _ in ask_questions(
+                self.graph, (sample["namespace"], sample["name"]), sample["derived"], sample["column"],
+                sample["derivedColumn"])]
+        self.last, self.asked_at = size, now
+        return asked

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,6 +17,7 @@ from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph
+    from impact.warm import PlanKeeper
 
 neo4j_app = typer.Typer(help="Run the local Neo4j server: start, stop, status.",
                         no_args_is_help=True)
@@ -108,7 +111,6 @@ def warm_in_background(graph: Callable[[], Graph]) -> None:
     Through the API's own connection, the first question a user asks finds the driver open, its
     pool holding a connection, and this process's code for each question already run once
     (docs/benchmarks.md, "The first question after a start (session 18)")."""
-    import threading
 
     from impact.warm import warm
 
@@ -122,6 +124,43 @@ def warm_in_background(graph: Callable[[], Graph]) -> None:
                                                            if done.hub else ""))
 
     threading.Thread(target=run, name="warm", daemon=True).start()
+
+
+@dataclass
+class Keeping:
+    """What the plan keeper's thread has done: its rounds (failed ones too), and its keeper once
+    the API's graph could be opened; ``stop`` ends the thread after the round under way."""
+
+    rounds: int = 0
+    keeper: PlanKeeper | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def keep_plans_in_background(graph: Callable[[], Graph], every: float) -> Keeping:
+    """Tick the plan keeper (impact.warm.PlanKeeper) every ``every`` seconds on a thread of its
+    own, through the API's own connection; while the graph keeps changing, it asks the questions
+    every fifth tick at most. A failed round (Neo4j away) is said once for as long
+    as the failure lasts, not at every round, and the keeper goes on."""
+    from impact.warm import PlanKeeper
+
+    state = Keeping()
+
+    def run() -> None:
+        said: str | None = None
+        while not state.stop.wait(every):
+            try:
+                state.keeper = state.keeper or PlanKeeper(graph(), every=5 * every)
+                state.keeper.tick()
+                said = None
+            except Exception as e:  # an optimisation: never take the API down with it
+                if str(e) != said:
+                    err.print(f"plan keeper: a round failed ({e}); it will try again")
+                    said = str(e)
+            finally:
+                state.rounds += 1
+
+    threading.Thread(target=run, name="plan-keeper", daemon=True).start()
+    return state
 
 
 @schema_app.command("apply")

@@ -59,6 +59,10 @@ def serve_cmd(
         from api.cli.server import warm_in_background
 
         warm_in_background(application.state.services.graph)
+    if settings.plan_keeper_seconds > 0:
+        from api.cli.server import keep_plans_in_background
+
+        keep_plans_in_background(application.state.services.graph, settings.plan_keeper_seconds)
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     # log_config=None: uvicorn's own lines go through our handler too (api.logs)
     uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,

@@ -4,19 +4,21 @@ it reads the lineage records and asks every question of the widest hub, and chan
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from api.cli.server import warm_in_background
+from api.cli.server import keep_plans_in_background, warm_in_background
 from graph.db import Graph
+from graph.errors import LineageError
 from graph.settings import get_settings
 from impact.blast_radius import dataset_blast_radius
-from impact.warm import warm
+from impact.warm import PlanKeeper, warm
 from ingest.pipeline import Ingester, IngestReport
-from ingest.read import read_file
+from ingest.read import RawItem, read_file
 from tests.helpers import point_cli_at_test_server
 
 pytestmark = pytest.mark.integration
@@ -92,3 +94,88 @@ def test_serve_warms_through_the_apis_own_connection_and_leaves_it_open(graph: G
     assert not thread.is_alive() and asked == [graph]
     # still open, and the questions it warmed still answer
     assert dataset_blast_radius(graph, "postgres://warehouse:5432", "raw.orders").impacted
+
+
+NEW_RUN = {
+    "eventType": "COMPLETE", "eventTime": "2026-11-26T10:00:00Z",
+    "run": {"runId": "0193a2a5-6f4e-7c1a-9a55-6d3c1f0e0b01"},
+    "job": {"namespace": "airflow", "name": "export_orders"},
+    "inputs": [{"namespace": "postgres://warehouse:5432", "name": "raw.orders"}],
+    "outputs": [{"namespace": "s3://exports", "name": "orders.csv"}],
+    "producer": "https://example.com/test", "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json",
+}
+
+
+def _new_run(graph: Graph, n: int) -> None:
+    """A run of a job the graph did not hold, writing a dataset it did not hold: the graph grows."""
+    event = NEW_RUN | {"run": {"runId": f"0193a2a5-6f4e-7c1a-9a55-6d3c1f0e0b{n:02d}"},
+                       "job": {"namespace": "airflow", "name": f"export_{n}"},
+                       "outputs": [{"namespace": "s3://exports", "name": f"export_{n}.csv"}]}
+    Ingester(graph).ingest(iter([RawItem(f"new {n}", obj=event)]), IngestReport())
+
+
+def test_plan_keeper_asks_every_question_when_the_graph_has_changed_and_only_then(graph: Graph) -> None:
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    before = _shape(graph)
+    keeper = PlanKeeper(graph, every=0)
+    assert set(keeper.tick() or []) == QUESTIONS  # nothing planned yet: every question is asked
+    assert keeper.tick() is None  # the graph is as it was: nothing is asked
+    assert keeper.tick() is None
+    assert _shape(graph) == before  # the keeper only reads
+    _new_run(graph, 1)
+    assert _shape(graph) != before
+    assert set(keeper.tick() or []) == QUESTIONS
+    assert keeper.tick() is None
+
+
+def test_plan_keeper_asks_once_a_load_has_ended_and_at_most_every_period_while_it_goes_on(
+        graph: Graph) -> None:
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    keeper = PlanKeeper(graph, every=10)
+    assert keeper.tick(now=100.0)  # the first tick asks
+    _new_run(graph, 1)
+    assert keeper.tick(now=102.0) is None  # changed since the last tick, and asked 2 s ago: wait
+    _new_run(graph, 2)
+    assert keeper.tick(now=104.0) is None  # still changing
+    _new_run(graph, 3)
+    assert set(keeper.tick(now=110.0) or []) == QUESTIONS  # still changing, but 10 s have passed
+    _new_run(graph, 4)
+    assert keeper.tick(now=112.0) is None  # changing, asked 2 s ago
+    assert set(keeper.tick(now=114.0) or []) == QUESTIONS  # held still for a tick: the load ended
+    assert keeper.tick(now=116.0) is None
+    assert keeper.tick(now=200.0) is None  # nothing changed since: nothing to ask, however long
+
+
+def test_plan_keeper_on_a_graph_without_lineage_asks_nothing(graph: Graph) -> None:
+    keeper = PlanKeeper(graph)
+    assert keeper.tick() == []  # the first round: nothing to ask of
+    assert keeper.tick() is None
+
+
+def test_the_serves_plan_keeper_goes_on_after_a_failed_round_and_says_so_once(
+        graph: Graph, capsys: pytest.CaptureFixture[str]) -> None:
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    calls: list[int] = []
+
+    def flaky() -> Graph:
+        calls.append(1)
+        if len(calls) <= 3:
+            raise LineageError("Neo4j is not reachable")
+        return graph
+
+    keeping = keep_plans_in_background(flaky, 0.02)
+    deadline = time.monotonic() + 60
+    try:
+        while (keeping.keeper is None or keeping.keeper.last is None) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        keeping.stop.set()
+    [thread] = [t for t in threading.enumerate() if t.name == "plan-keeper"]
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    # after three failed rounds, the fourth opened the graph and asked the questions
+    assert keeping.keeper is not None and keeping.keeper.last is not None
+    assert len(calls) == 4 and keeping.rounds >= 4
+    assert keeping.keeper.tick() is None  # and that round saw the graph as it is now
+    said = capsys.readouterr().err
+    assert said.count("plan keeper: a round failed (Neo4j is not reachable)") == 1

@@ -1,0 +1,109 @@
+"""What the plan keeper takes off the users: the first questions after a graph has grown.
+
+Neo4j plans a query again, at its next run, once the graph's counts have moved enough since the
+plan was made; that run pays for the planning (docs/benchmarks.md, "Planning"). This bench loads a
+generated graph from empty through the real ingest path into the bench Neo4j (its own state
+directory and ports; its graph is emptied first), with or without :class:`impact.warm.PlanKeeper` ticking on a thread beside
+the load (as ``lineage serve`` runs it), then asks each question of fresh nodes three times over
+and reports each answer's milliseconds: without the keeper the first answers carry the planning.
+Runs alternate without and with the keeper.
+
+    python -m bench.plan_keeper                          # 10,000 datasets, 2 runs of each
+    python -m bench.plan_keeper --datasets 3000 --runs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.generate import NS, events, tables
+from bench.latency import bench_settings, emit
+from graph.db import Graph, connect
+from graph.local_server import LocalServer
+from graph.schema import apply_schema
+from impact.warm import PlanKeeper, ask_questions
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import RawItem
+
+
+def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict[str, Any]:
+    """Empty the graph and Neo4j's plan cache, load, then ask; ``every``: the keeper's tick, as
+    ``LINEAGE_PLAN_KEEPER_SECONDS`` (None: no keeper)."""
+    with graph.driver.session() as s:
+        s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        s.run("CALL db.clearQueryCaches()").consume()
+    ts = tables(datasets, seed)
+    stop = threading.Event()
+    rounds: list[dict[str, Any]] = []
+
+    def keep() -> None:
+        assert every is not None
+        keeper = PlanKeeper(graph, every=5 * every)  # as lineage serve makes it
+        while not stop.wait(every):
+            t = time.perf_counter()
+            asked = keeper.tick()
+            if asked is not None:  # the rounds that asked
+                rounds.append({"at_s": round(t - t0, 1), "seconds": round(time.perf_counter() - t, 3),
+                               "asked": len(asked)})
+
+    t0 = time.perf_counter()
+    thread = threading.Thread(target=keep, daemon=True) if every is not None else None
+    if thread:
+        thread.start()
+    report = Ingester(graph, batch_size=500).ingest(
+        (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(events(ts, seed))), IngestReport())
+    load_s = time.perf_counter() - t0
+    # the users ask a few seconds after the load, with or without a keeper (whose tick after the
+    # load sees the graph held still, and asks; its round under way is waited for)
+    time.sleep(5.0)
+    stop.set()
+    if thread:
+        thread.join()
+    assert not report.rejected, report.rejected[:3]
+    rng = random.Random(seed + 1)
+    sources = [t for t in ts if t.layer == 0]
+    staging = [t for t in ts if t.layer == 1]
+    asks = []
+    for _ in range(3):
+        src, derived = rng.choice(sources), rng.choice(staging)
+        column = {"namespace": NS, "dataset": src.name, "name": src.columns[0]}
+        asks.append({what: round(s * 1000, 1) for what, s in ask_questions(
+            graph, (NS, src.name), {"namespace": NS, "name": derived.name}, column, None)})
+    return {"keeper_every_s": every, "load_s": round(load_s, 1), "keeper_rounds": rounds, "asks_ms": asks}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--every", type=float, default=2.0, help="the keeper's tick, seconds (LINEAGE_PLAN_KEEPER_SECONDS)")
+    p.add_argument("--runs", type=int, default=2, help="runs of each, alternated: without, with")
+    p.add_argument("--json", type=Path, help="also write the results here")
+    a = p.parse_args()
+    settings = bench_settings()
+    LocalServer(settings).start()
+    graph = Graph(connect(settings), timeout=settings.query_timeout)
+    apply_schema(graph)
+    runs = []
+    for i in range(a.runs):
+        for every in (None, a.every):
+            run = one_run(graph, a.datasets, a.seed, every)
+            runs.append(run)
+            first = run["asks_ms"][0]
+            print(f"run {i + 1}, keeper {'every %g s' % every if every else 'off'}: load {run['load_s']} s; "
+                  f"first answers {min(first.values()):.0f}-{max(first.values()):.0f} ms "
+                  f"(then {min(run['asks_ms'][1].values()):.0f}-{max(run['asks_ms'][1].values()):.0f})",
+                  file=sys.stderr)
+    emit({"datasets": a.datasets, "seed": a.seed, "runs": runs}, a.json)
+    graph.close()
+
+
+if __name__ == "__main__":
+    main()
