@@ -1,11 +1,12 @@
 """What the plan keeper takes off the users: the first questions after a graph has grown.
 
 Neo4j plans a query again, at its next run, once the graph's counts have moved enough since the
-plan was made; that run pays for the planning (docs/benchmarks.md, "Planning"). This bench loads a
-generated graph from empty through the real ingest path into the bench Neo4j (its own state
-directory and ports; its graph is emptied first), with or without :class:`impact.warm.PlanKeeper` ticking on a thread beside
-the load (as ``lineage serve`` runs it), then asks each question of fresh nodes three times over
-and reports each answer's milliseconds: without the keeper the first answers carry the planning.
+plan was made; that run pays for the planning (docs/benchmarks.md, "Planning"). This bench
+empties the bench Neo4j's graph (its own state directory and ports), loads a generated graph
+through the real ingest path with or without :class:`impact.warm.PlanKeeper` ticking on a thread
+beside the load (as ``lineage serve`` runs it with ``LINEAGE_PLAN_KEEPER_SECONDS``), then asks
+each question of fresh nodes three times over and reports each answer's milliseconds: without the
+keeper the first answers carry the planning.
 Runs alternate without and with the keeper.
 
     python -m bench.plan_keeper                          # 10,000 datasets, 2 runs of each
@@ -15,7 +16,6 @@ Runs alternate without and with the keeper.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import threading
@@ -45,7 +45,7 @@ def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict
 
     def keep() -> None:
         assert every is not None
-        keeper = PlanKeeper(graph, every=5 * every)  # as lineage serve makes it
+        keeper = PlanKeeper(graph)  # as lineage serve makes it
         while not stop.wait(every):
             t = time.perf_counter()
             asked = keeper.tick()
@@ -83,7 +83,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--datasets", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--every", type=float, default=2.0, help="the keeper's tick, seconds (LINEAGE_PLAN_KEEPER_SECONDS)")
+    p.add_argument("--every", type=float, default=2.0,
+                   help="the keeper's tick, seconds (LINEAGE_PLAN_KEEPER_SECONDS)")
     p.add_argument("--runs", type=int, default=2, help="runs of each, alternated: without, with")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args()
@@ -97,7 +98,7 @@ def main() -> None:
             run = one_run(graph, a.datasets, a.seed, every)
             runs.append(run)
             first = run["asks_ms"][0]
-            print(f"run {i + 1}, keeper {'every %g s' % every if every else 'off'}: load {run['load_s']} s; "
+            print(f"run {i + 1}, keeper {f'every {every:g} s' if every else 'off'}: load {run['load_s']} s; "
                   f"first answers {min(first.values()):.0f}-{max(first.values()):.0f} ms "
                   f"(then {min(run['asks_ms'][1].values()):.0f}-{max(run['asks_ms'][1].values()):.0f})",
                   file=sys.stderr)

@@ -138,8 +138,8 @@ class Keeping:
 
 def keep_plans_in_background(graph: Callable[[], Graph], every: float) -> Keeping:
     """Tick the plan keeper (impact.warm.PlanKeeper) every ``every`` seconds on a thread of its
-    own, through the API's own connection; while the graph keeps changing, it asks the questions
-    every fifth tick at most. A failed round (Neo4j away) is said once for as long
+    own, through the API's own connection (while the graph keeps changing, the keeper asks the
+    questions once a minute at most). A failed round (Neo4j away) is said once for as long
     as the failure lasts, not at every round, and the keeper goes on."""
     from impact.warm import PlanKeeper
 
@@ -149,7 +149,7 @@ def keep_plans_in_background(graph: Callable[[], Graph], every: float) -> Keepin
         said: str | None = None
         while not state.stop.wait(every):
             try:
-                state.keeper = state.keeper or PlanKeeper(graph(), every=5 * every)
+                state.keeper = state.keeper or PlanKeeper(graph())
                 state.keeper.tick()
                 said = None
             except Exception as e:  # an optimisation: never take the API down with it

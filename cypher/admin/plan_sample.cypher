@@ -1,16 +1,19 @@
-// Answers: which nodes the plan keeper asks the questions of (impact/warm.py): any dataset with a
-// dataset derived from it, and any column with a column derived from it, the first found. Unlike
-// the warm-up's sample (admin/warm_sample) it does not look for the widest: it is asked often, and
-// a plan is the same whatever node it is asked of.
+// Answers: which nodes the plan keeper asks the questions of (impact/warm.py): the first dataset
+// found with a dataset derived from it that has nothing derived from it in turn, and the same for
+// columns. Unlike the warm-up's sample (admin/warm_sample) it looks for small answers, not the
+// widest: a plan is the same whatever node it is asked of, and the keeper asks in the API's process
+// (on the 10,000-dataset graph, a source's round took 0.9-1.2 s, 0.3 s of it the API's CPU).
 // Returns: namespace, name (a dataset with something derived from it; null when there is none),
 // derived ({namespace, name}: a dataset derived from it), column ({namespace, dataset, name}: a
 // column with a column derived from it; null when none), derivedColumn ({namespace, dataset, name})
 OPTIONAL CALL () {
   MATCH (d:Dataset)<-[:DERIVED_FROM]-(x:Dataset)
+  WHERE NOT EXISTS { (x)<-[:DERIVED_FROM]-() }
   RETURN d, x LIMIT 1
 }
 OPTIONAL CALL () {
   MATCH (c:Column)<-[:DERIVED_FROM]-(y:Column)
+  WHERE NOT EXISTS { (y)<-[:DERIVED_FROM]-() }
   RETURN c, y LIMIT 1
 }
 RETURN d.namespace AS namespace, d.name AS name,
