@@ -149,9 +149,10 @@ class PlanKeeper:
     next run of that query, and that run pays for the planning: 0.3 to 2.4 s for one question on
     the 10,000-dataset graph here (docs/benchmarks.md, "Planning"). Every lineage store grows, so
     it gets there now and then. The keeper is ticked often (``lineage serve``: every
-    ``LINEAGE_PLAN_KEEPER_SECONDS``, off by default until its cost to ingest is understood); each tick reads the graph's size from the count store, and
-    when it has changed since the keeper last asked, asks each question of a small sample (a few
-    milliseconds each while the plans are fresh), so that most of those plannings fall on it:
+    ``LINEAGE_PLAN_KEEPER_SECONDS``, off by default until its cost to ingest is understood); each
+    tick reads the graph's size from the count store, and when it has changed since the keeper
+    last asked, asks each question of a small sample (a few milliseconds each while the plans are
+    fresh), so that most of those plannings fall on it:
 
     * as soon as the size has held still for one tick (a load has ended), and
     * at most every ``every`` seconds (60) while it keeps changing (a load under way, a steady
