@@ -103,6 +103,15 @@ def neo4j_warm() -> None:
     out.print(f"Neo4j warmed in {done.seconds:.1f} s{hub}.")
 
 
+def in_background(settings: Settings, graph: Callable[[], Graph]) -> None:
+    """What ``lineage serve`` runs beside the API, each on a thread of its own, as ``settings``
+    say: the warm-up (``warm_on_start``) and the plan keeper (``plan_keeper_seconds``)."""
+    if settings.warm_on_start:
+        warm_in_background(graph)
+    if settings.plan_keeper_seconds > 0:
+        keep_plans_in_background(graph, settings.plan_keeper_seconds)
+
+
 def warm_in_background(graph: Callable[[], Graph]) -> None:
     """Warm Neo4j (impact.warm) on a thread of its own, through ``graph``, the API's own
     connection (opened here if it is not yet), saying when it is done; questions asked meanwhile

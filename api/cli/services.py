@@ -55,14 +55,9 @@ def serve_cmd(
     gc.collect()
     gc.freeze()
     relax_gc()
-    if settings.warm_on_start:
-        from api.cli.server import warm_in_background
+    from api.cli.server import in_background
 
-        warm_in_background(application.state.services.graph)
-    if settings.plan_keeper_seconds > 0:
-        from api.cli.server import keep_plans_in_background
-
-        keep_plans_in_background(application.state.services.graph, settings.plan_keeper_seconds)
+    in_background(settings, application.state.services.graph)  # the warm-up, the plan keeper
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     # log_config=None: uvicorn's own lines go through our handler too (api.logs)
     uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,
