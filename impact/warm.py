@@ -106,11 +106,13 @@ def warm(graph: Graph, timeout: float = 600.0,
     ``timeout`` bounds each store read (seconds); ``progress`` hears each step as it ends."""
     done = Warmed()
 
-    def step(what: str, started: float) -> None:
-        took = time.perf_counter() - started
+    def record(what: str, took: float) -> None:
         done.steps.append((what, took))
         if progress:
             progress(what, took)
+
+    def step(what: str, started: float) -> None:
+        record(what, time.perf_counter() - started)
 
     started = time.perf_counter()
     for rows in graph.read_each("admin/warm", timeout=timeout):
@@ -128,9 +130,7 @@ def warm(graph: Graph, timeout: float = 600.0,
             graph, (ns, name), hub["derived"],
             {"namespace": ns, "dataset": name, "name": column} if column is not None else None,
             hub["derivedColumn"]):
-        done.steps.append((what, took))
-        if progress:
-            progress(what, took)
+        record(what, took)
     started = time.perf_counter()
     for _ in range(ROUNDS):
         for h in hub["hubs"]:
