@@ -200,11 +200,6 @@ def start_services(env: dict[str, str], tmp: Path, port: int,
     return procs
 
 
-def _wipe(graph: Graph) -> None:
-    with graph.driver.session() as s:
-        s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
-
-
 def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4j_pid: int,
           results: dict[str, Any]) -> None:
     """Parts 1 and 2: a real API and worker, fed over HTTP."""
@@ -324,7 +319,7 @@ def main() -> None:
     server.start()
     graph = Graph(connect(settings))
     apply_schema(graph)
-    _wipe(graph)
+    graph.run_statements("admin/wipe")
     tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-ingest-"))
     port = free_port()
     env = services_env(settings, tmp, port)
@@ -332,7 +327,7 @@ def main() -> None:
     if not a.spark_only:
         _http(a, env, tmp, port, cast(int, server.status().pid), results)
     if a.spark:
-        _wipe(graph)
+        graph.run_statements("admin/wipe")
         path = tmp / "spark.ndjson"
         with path.open("w") as f:
             for e in gen_events(tables(a.spark, seed=13), seed=13):

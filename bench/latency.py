@@ -144,8 +144,7 @@ def main() -> None:
     evs = list(events(ts, a.seed))
     ingest_s = None
     if not a.keep:
-        with graph.driver.session() as s:
-            s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        graph.run_statements("admin/wipe")
         t0 = time.perf_counter()
         report = Ingester(graph, batch_size=500).ingest(
             (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(evs)), IngestReport(),

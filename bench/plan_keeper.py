@@ -36,8 +36,8 @@ from ingest.read import RawItem
 def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict[str, Any]:
     """Empty the graph and Neo4j's plan cache, load, then ask; ``every``: the keeper's tick, as
     ``LINEAGE_PLAN_KEEPER_SECONDS`` (None: no keeper)."""
+    graph.run_statements("admin/wipe")
     with graph.driver.session() as s:
-        s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
         s.run("CALL db.clearQueryCaches()").consume()
     ts = tables(datasets, seed)
     stop = threading.Event()
