@@ -56,13 +56,13 @@ class Settings(BaseSettings):
     records into the page cache, each question planned once), so the first questions after a
     restart answer as fast as later ones."""
 
-    plan_keeper_seconds: float = Field(default=0.0, ge=0)
-    """``lineage serve`` reads the graph's size this often (from Neo4j's count store) and, when it
-    has changed, asks each question of a small sample, so that Neo4j plans the question queries
-    again on that round rather than on a user's question (``impact.warm.PlanKeeper``): once the
-    size has held still for one check, or once a minute at most while it keeps changing. Off (0) by
-    default until its cost to the ingest rate is understood (docs/benchmarks.md, "the plan
-    keeper"); 2 turns it on."""
+    plan_keeper_seconds: float = Field(default=2.0, ge=0)
+    """``lineage serve`` reads the graph's size (from Neo4j's count store) and the event log's
+    backlog this often and asks each question of a small sample, so that Neo4j plans the question
+    queries again on that round rather than on a user's question (``impact.warm.PlanKeeper``): once
+    a load has ended (the size changed, then held still for one check, the worker has loaded every
+    event and none arrived since), and once a minute while the worker keeps up. 0 turns it off
+    (docs/benchmarks.md, "the plan keeper")."""
 
     api_host: str = "127.0.0.1"
     api_port: int = 5000

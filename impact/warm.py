@@ -18,7 +18,7 @@ questions would have done, before anyone waits for them:
 Neo4j also plans a query again, at its next run, once the graph has grown enough since the plan
 was made; :class:`PlanKeeper` asks the questions again when the graph has changed, so that the
 planning falls on it rather than on a user (``lineage serve`` runs it every
-``LINEAGE_PLAN_KEEPER_SECONDS``, when set; off by default for now).
+``LINEAGE_PLAN_KEEPER_SECONDS``, 2 by default).
 
 Only reads: it never changes the graph. ``lineage serve`` runs it in the background at start
 (``LINEAGE_WARM_ON_START``); ``lineage neo4j warm`` runs it by hand.
@@ -149,16 +149,22 @@ class PlanKeeper:
     next run of that query, and that run pays for the planning: 0.3 to 2.4 s for one question on
     the 10,000-dataset graph here (docs/benchmarks.md, "Planning"). Every lineage store grows, so
     it gets there now and then. The keeper is ticked often (``lineage serve``: every
-    ``LINEAGE_PLAN_KEEPER_SECONDS``, off by default until its cost to ingest is understood); each
-    tick reads the graph's size from the count store, and when it has changed since the keeper
-    last asked, asks each question of a small sample (a few milliseconds each while the plans are
-    fresh), so that most of those plannings fall on it:
+    ``LINEAGE_PLAN_KEEPER_SECONDS``); each tick reads the graph's size from the count store, and
+    asks each question of a small sample (a few milliseconds each while the plans are fresh), so
+    that most of those plannings fall on it:
 
-    * as soon as the size has held still for one tick (a load has ended), and
-    * at most every ``every`` seconds (60) while it keeps changing (a load under way, a steady
-      stream of events). Its rounds then plan again as the graph grows, on the load's CPU: asked
-      every 10 s, they took a fifth to a quarter off one-event-per-request ingest over HTTP at
-      M (312 and 380 events/s acknowledged, against 428 and 480 without the keeper).
+    * when the size has changed since it last asked and the load has ended: the size held still
+      since the previous tick and, given ``backlog`` (events received, events loaded: the event
+      log's last sequence number and the worker's position), the worker has loaded every event
+      received and none has arrived since the previous tick. The size alone is not enough: two
+      ticks often see the same size in the middle of a load (a batch that outlasts a tick, or
+      runs of known jobs that add nothing), and rounds asked then cost the load its CPU;
+    * every ``every`` seconds (60) otherwise, changed or not, when the worker has loaded every
+      event received: during a steady stream the worker keeps up, and the plans that go stale
+      with time alone (the share shrinks as a plan ages) are asked again too. While the worker
+      is behind (a bulk load), the keeper waits for the load's end: its rounds would take their
+      CPU from the worker (at M, rounds once a minute during a load took a tenth to a sixth off
+      the rate at which events became queryable).
 
     A user who asks between a share being crossed and the keeper's next round still pays: it
     makes that rarer, not impossible.
@@ -166,19 +172,25 @@ class PlanKeeper:
 
     graph: Graph
     every: float = 60.0
+    backlog: Callable[[], tuple[int, int]] | None = None  # (events received, events loaded)
     last: tuple[int, int] | None = None  # the size when the keeper last asked
-    seen: tuple[int, int] | None = None  # the size at the last tick
+    seen: tuple[int, ...] | None = None  # the size and backlog at the last tick
     asked_at: float = float("-inf")
 
     def tick(self, now: float | None = None) -> list[str] | None:
-        """One tick: None when nothing was asked (the size is what it was when the keeper last
-        asked, or it is still changing and the keeper asked less than ``every`` seconds ago);
-        else the questions asked (none when the graph has no lineage to ask of)."""
+        """One tick: None when nothing was asked (the worker is behind; or the size is what it was
+        when the keeper last asked, or it is still changing, and the keeper asked less than
+        ``every`` seconds ago); else the questions asked (none when the graph has no lineage to
+        ask of)."""
         now = time.monotonic() if now is None else now
         row = self.graph.read("admin/graph_size")[0]
         size = (int(row["nodes"]), int(row["relationships"]))
-        settled, self.seen = size == self.seen, size
-        if size == self.last or (not settled and now - self.asked_at < self.every):
+        received, loaded = self.backlog() if self.backlog else (0, 0)
+        state = (*size, received)
+        held_still, self.seen = state == self.seen, state
+        if received != loaded:
+            return None  # the worker is behind: a load goes on
+        if now - self.asked_at < self.every and (size == self.last or not held_still):
             return None
         sample = self.graph.read("admin/plan_sample")[0]
         asked: list[str] = []

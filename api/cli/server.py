@@ -16,6 +16,7 @@ from graph.errors import LineageError
 from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from api.deps import Services
     from graph.db import Graph
     from impact.warm import PlanKeeper
 
@@ -103,13 +104,20 @@ def neo4j_warm() -> None:
     out.print(f"Neo4j warmed in {done.seconds:.1f} s{hub}.")
 
 
-def in_background(settings: Settings, graph: Callable[[], Graph]) -> None:
+def in_background(settings: Settings, services: Services) -> None:
     """What ``lineage serve`` runs beside the API, each on a thread of its own, as ``settings``
-    say: the warm-up (``warm_on_start``) and the plan keeper (``plan_keeper_seconds``)."""
+    say: the warm-up (``warm_on_start``) and the plan keeper (``plan_keeper_seconds``), which
+    reads from the event log how far the worker has loaded what the API received."""
+    from ingest.worker import CONSUMER
+
     if settings.warm_on_start:
-        warm_in_background(graph)
+        warm_in_background(services.graph)
     if settings.plan_keeper_seconds > 0:
-        keep_plans_in_background(graph, settings.plan_keeper_seconds)
+        def backlog() -> tuple[int, int]:
+            events = services.log()
+            return events.last_seq(), events.position(CONSUMER)
+
+        keep_plans_in_background(services.graph, settings.plan_keeper_seconds, backlog)
 
 
 def warm_in_background(graph: Callable[[], Graph]) -> None:
@@ -145,10 +153,11 @@ class Keeping:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def keep_plans_in_background(graph: Callable[[], Graph], every: float) -> Keeping:
-    """Tick the plan keeper (impact.warm.PlanKeeper) every ``every`` seconds on a thread of its
-    own, through the API's own connection (while the graph keeps changing, the keeper asks the
-    questions once a minute at most). A failed round (Neo4j away) is said once for as long
+def keep_plans_in_background(graph: Callable[[], Graph], every: float,
+                             backlog: Callable[[], tuple[int, int]] | None = None) -> Keeping:
+    """Tick the plan keeper (impact.warm.PlanKeeper, with ``backlog``) every ``every`` seconds on
+    a thread of its own, through the API's own connection (it asks once a load has ended, and once
+    a minute while the worker keeps up). A failed round (Neo4j away) is said once for as long
     as the failure lasts, not at every round, and the keeper goes on."""
     from impact.warm import PlanKeeper
 
@@ -158,7 +167,7 @@ def keep_plans_in_background(graph: Callable[[], Graph], every: float) -> Keepin
         said: str | None = None
         while not state.stop.wait(every):
             try:
-                state.keeper = state.keeper or PlanKeeper(graph())
+                state.keeper = state.keeper or PlanKeeper(graph(), backlog=backlog)
                 state.keeper.tick()
                 said = None
             except Exception as e:  # an optimisation: never take the API down with it

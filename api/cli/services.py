@@ -57,7 +57,7 @@ def serve_cmd(
     relax_gc()
     from api.cli.server import in_background
 
-    in_background(settings, application.state.services.graph)  # the warm-up, the plan keeper
+    in_background(settings, application.state.services)  # the warm-up, the plan keeper
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     # log_config=None: uvicorn's own lines go through our handler too (api.logs)
     uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,

@@ -117,19 +117,19 @@ def _new_run(graph: Graph, n: int) -> None:
 def test_plan_keeper_asks_every_question_when_the_graph_has_changed_and_only_then(graph: Graph) -> None:
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
     before = _shape(graph)
-    keeper = PlanKeeper(graph, every=0)
+    keeper = PlanKeeper(graph)
     assert set(keeper.tick() or []) == QUESTIONS  # nothing planned yet: every question is asked
     assert keeper.tick() is None  # the graph is as it was: nothing is asked
     assert keeper.tick() is None
     assert _shape(graph) == before  # the keeper only reads
     _new_run(graph, 1)
     assert _shape(graph) != before
-    assert set(keeper.tick() or []) == QUESTIONS
+    assert keeper.tick() is None  # changed since the last tick: the load may go on
+    assert set(keeper.tick() or []) == QUESTIONS  # held still: asked
     assert keeper.tick() is None
 
 
-def test_plan_keeper_asks_once_a_load_has_ended_and_at_most_every_period_while_it_goes_on(
-        graph: Graph) -> None:
+def test_plan_keeper_asks_once_a_load_has_ended_and_every_period_otherwise(graph: Graph) -> None:
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
     keeper = PlanKeeper(graph, every=10)
     assert keeper.tick(now=100.0)  # the first tick asks
@@ -142,8 +142,32 @@ def test_plan_keeper_asks_once_a_load_has_ended_and_at_most_every_period_while_i
     _new_run(graph, 4)
     assert keeper.tick(now=112.0) is None  # changing, asked 2 s ago
     assert set(keeper.tick(now=114.0) or []) == QUESTIONS  # held still for a tick: the load ended
-    assert keeper.tick(now=116.0) is None
-    assert keeper.tick(now=200.0) is None  # nothing changed since: nothing to ask, however long
+    assert keeper.tick(now=116.0) is None  # nothing changed since
+    assert keeper.tick(now=123.0) is None
+    # unchanged, but a period has passed: asked again, for the plans that go stale with time
+    assert set(keeper.tick(now=124.0) or []) == QUESTIONS
+    assert keeper.tick(now=126.0) is None
+
+
+def test_plan_keeper_waits_for_the_worker_to_load_what_was_received(graph: Graph) -> None:
+    """With the event log's backlog, a size that held still is not the end of a load while events
+    wait to be loaded or keep arriving."""
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    backlog = [(10, 10)]  # (events received, events loaded)
+    keeper = PlanKeeper(graph, every=60, backlog=lambda: backlog[-1])
+    assert keeper.tick(now=100.0)
+    _new_run(graph, 1)
+    backlog.append((40, 30))
+    assert keeper.tick(now=102.0) is None  # changing
+    assert keeper.tick(now=104.0) is None  # the size held still, but ten events wait
+    backlog.append((60, 60))
+    assert keeper.tick(now=106.0) is None  # all loaded, but twenty arrived since the last tick
+    assert set(keeper.tick(now=108.0) or []) == QUESTIONS  # nothing arrived, all loaded: ended
+    assert keeper.tick(now=110.0) is None
+    backlog.append((70, 65))
+    assert keeper.tick(now=200.0) is None  # a period has passed, but the worker is behind
+    backlog.append((80, 80))
+    assert set(keeper.tick(now=202.0) or []) == QUESTIONS  # caught up (events still arriving)
 
 
 def test_plan_keeper_on_a_graph_without_lineage_asks_nothing(graph: Graph) -> None:
