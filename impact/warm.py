@@ -174,7 +174,8 @@ class PlanKeeper:
       with time alone (the share shrinks as a plan ages) are asked again too. While the worker
       is behind (a bulk load), the keeper waits for the load's end: its rounds would take their
       CPU from the worker (at M, rounds once a minute during a load took a tenth to a sixth off
-      the rate at which events became queryable).
+      the rate at which events became queryable). A backlog that has not moved for ``every``
+      seconds means that no worker runs: the keeper stops waiting for it.
 
     A user who asks between a share being crossed and the keeper's next round still pays: it
     makes that rarer, not impossible.
@@ -187,6 +188,8 @@ class PlanKeeper:
     last: tuple[int, int] | None = None  # the size when the keeper last asked
     seen: tuple[int, ...] | None = None  # the size and backlog at the last tick
     asked_at: float = float("-inf")
+    backlog_seen: tuple[int, int] = (0, 0)
+    backlog_moved_at: float = float("-inf")  # when the backlog last changed
 
     def tick(self, now: float | None = None) -> list[str] | None:
         """One tick: None when nothing was asked (the worker is behind; or the size is what it was
@@ -199,8 +202,11 @@ class PlanKeeper:
         received, loaded = self.backlog() if self.backlog else (0, 0)
         state = (*size, received)
         held_still, self.seen = state == self.seen, state
-        if received != loaded:
-            return None  # the worker is behind: a load goes on
+        if (received, loaded) != self.backlog_seen:
+            self.backlog_seen, self.backlog_moved_at = (received, loaded), now
+        if received > loaded and now - self.backlog_moved_at < self.every:
+            return None  # the worker is behind: a load goes on (a backlog still for a period: no
+            # worker runs, and the graph may change by other ways, ``lineage ingest``)
         if now - self.asked_at < self.every and (size == self.last or not held_still):
             return None
         sample = self.graph.read("admin/plan_sample")[0]

@@ -168,6 +168,11 @@ def test_plan_keeper_waits_for_the_worker_to_load_what_was_received(graph: Graph
     assert keeper.tick(now=200.0) is None  # a period has passed, but the worker is behind
     backlog.append((80, 80))
     assert set(keeper.tick(now=202.0) or []) == QUESTIONS  # caught up (events still arriving)
+    backlog.append((90, 80))  # ten events no worker loads
+    _new_run(graph, 2)  # the graph changes by another way (lineage ingest)
+    assert keeper.tick(now=204.0) is None
+    assert keeper.tick(now=263.0) is None  # the backlog has not moved for 59 s
+    assert set(keeper.tick(now=264.0) or []) == QUESTIONS  # 60 s: no worker runs; asked
 
 
 def test_plan_keeper_on_a_graph_without_lineage_asks_nothing(graph: Graph) -> None:
