@@ -20,6 +20,7 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +41,15 @@ def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict
     with graph.driver.session() as s:
         s.run("CALL db.clearQueryCaches()").consume()
     ts = tables(datasets, seed)
-    stop, loaded = threading.Event(), threading.Event()
+    stop = threading.Event()
+    backlog = [0, 0]  # events read from the generator, events loaded (or found duplicates)
     rounds: list[dict[str, Any]] = []
 
     def keep() -> None:
         assert every is not None
-        # as lineage serve makes it, the end of the load standing for the worker having caught up
-        # with the event log (there is no log in process)
-        keeper = PlanKeeper(graph, backlog=lambda: (1, 1 if loaded.is_set() else 0))
+        # as lineage serve makes it, with the load's own counts standing for the event log's last
+        # sequence number and the worker's position (there is no log in process)
+        keeper = PlanKeeper(graph, backlog=lambda: (backlog[0], backlog[1]))
         while not stop.wait(every):
             t = time.perf_counter()
             asked = keeper.tick()
@@ -59,10 +61,16 @@ def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict
     thread = threading.Thread(target=keep, daemon=True) if every is not None else None
     if thread:
         thread.start()
-    report = Ingester(graph, batch_size=500).ingest(
-        (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(events(ts, seed))), IngestReport())
+    def read() -> Iterator[RawItem]:
+        for i, e in enumerate(events(ts, seed)):
+            backlog[0] += 1
+            yield RawItem(f"gen[{i}]", obj=e)
+
+    def loaded(n: int) -> None:
+        backlog[1] += n
+
+    report = Ingester(graph, batch_size=500).ingest(read(), IngestReport(), loaded)
     load_s = time.perf_counter() - t0
-    loaded.set()
     # the users ask a few seconds after the load, with or without a keeper (whose tick after the
     # load sees the graph held still, and asks; its round under way is waited for)
     time.sleep(5.0)
