@@ -187,9 +187,8 @@ class PlanKeeper:
     backlog: Callable[[], tuple[int, int]] | None = None  # (events received, events loaded)
     last: tuple[int, int] | None = None  # the size when the keeper last asked
     seen: tuple[int, ...] | None = None  # the size and backlog at the last tick
+    changed_at: float = float("-inf")  # when they last changed
     asked_at: float = float("-inf")
-    backlog_seen: tuple[int, int] = (0, 0)
-    backlog_moved_at: float = float("-inf")  # when the backlog last changed
 
     def tick(self, now: float | None = None) -> list[str] | None:
         """One tick: None when nothing was asked (the worker is behind; or the size is what it was
@@ -200,11 +199,11 @@ class PlanKeeper:
         row = self.graph.read("admin/graph_size")[0]
         size = (int(row["nodes"]), int(row["relationships"]))
         received, loaded = self.backlog() if self.backlog else (0, 0)
-        state = (*size, received)
-        held_still, self.seen = state == self.seen, state
-        if (received, loaded) != self.backlog_seen:
-            self.backlog_seen, self.backlog_moved_at = (received, loaded), now
-        if received > loaded and now - self.backlog_moved_at < self.every:
+        state = (*size, received, loaded)
+        held_still = state == self.seen
+        if not held_still:
+            self.seen, self.changed_at = state, now
+        if received > loaded and now - self.changed_at < self.every:
             return None  # the worker is behind: a load goes on (a backlog still for a period: no
             # worker runs, and the graph may change by other ways, ``lineage ingest``)
         if now - self.asked_at < self.every and (size == self.last or not held_still):
