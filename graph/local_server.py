@@ -160,10 +160,17 @@ class LocalServer:
             raise ServerError(f"setting the initial password failed:\n{done.stdout}{done.stderr}")
         return True
 
-    def _java(self, main: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    def _java(self, main: str, *args: str, timeout: float = 120.0,
+              nice: int = 0) -> subprocess.CompletedProcess[str]:
+        """Run a Neo4j entry point; ``nice``: the priority it (and the server it starts) runs at,
+        never above this process's own."""
         java = _java_binary()
         env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.home / "conf"))
         cmd = [java, "-cp", f"{self.home / 'lib'}/*", f"-Dbasedir={self.home}", main, *args]
+        lower = max(0, nice - os.nice(0)) if hasattr(os, "nice") else 0
+        nice_tool = shutil.which("nice") if lower else None
+        if nice_tool:  # not preexec_fn: unsafe in a process with threads
+            cmd = [nice_tool, "-n", str(lower), *cmd]
         # umask 077: the store, auth.ini and the logs Neo4j writes are private to this user
         return subprocess.run(
             cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False,
@@ -189,7 +196,8 @@ class LocalServer:
                 "LINEAGE_NEO4J_HTTP_PORT and LINEAGE_NEO4J_BOLT_PORT to free ports"
             )
         self.provision()
-        done = self._java(_LAUNCHER, "start")
+        # the server's JVM, started by the launcher, inherits the launcher's priority
+        done = self._java(_LAUNCHER, "start", nice=self.settings.neo4j_nice)
         if done.returncode != 0:
             raise ServerError(f"Neo4j did not start (exit {done.returncode}):\n"
                               f"{done.stdout}{done.stderr}\n{self._log_tail()}")

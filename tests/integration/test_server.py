@@ -15,6 +15,7 @@ import pytest
 
 from graph.db import Graph
 from graph.local_server import LocalServer
+from graph.probes import read_pid
 from graph.schema import apply_schema
 from tests.conftest import server_settings
 from tests.helpers import ingest_events, new_run_id, rows, run_event
@@ -91,6 +92,19 @@ def test_restart_keeps_the_data(local_server: LocalServer, graph: Graph) -> None
     assert started
     assert rows(graph, "MATCH (r:Run {runId: $id}) RETURN r.state AS s", id=run_id) == [
         {"s": "COMPLETE"}]
+    # started at the configured priority (LINEAGE_NEO4J_NICE), every JVM thread
+    if sys.platform == "linux":
+        pid = read_pid(local_server.pid_file)
+        assert pid is not None
+        expected = max(local_server.settings.neo4j_nice, os.nice(0))
+        assert expected > 0
+        assert {_nice(pid, task) for task in os.listdir(f"/proc/{pid}/task")} == {expected}
+
+
+def _nice(pid: int, task: str) -> int:
+    """A thread's nice value, from /proc (the 19th field of stat, after the command's name)."""
+    with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
 
 
 def test_a_crashed_server_is_detected_and_start_recovers(
