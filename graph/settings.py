@@ -101,10 +101,11 @@ class Settings(BaseSettings):
     """The CPU priority (Unix ``nice``) the local Neo4j server is started at, or the starting
     process's own when that is lower: the same as the worker's by default, so that when the cores
     are short the API acknowledges producers first and loading (the worker and the Neo4j work it
-    asks for) takes what is left; a question's Neo4j work waits behind acknowledgements then too.
-    One-event ingest with the worker loading: 692-797 events/s acknowledged against 389-591 at
-    0 (docs/benchmarks.md, "Neo4j's priority (session 22)"). 0: the API's priority. A server
-    already running keeps the priority it was started with; an external Neo4j is not touched."""
+    asks for) takes what is left. One-event ingest with the worker loading: 692-797 events/s
+    acknowledged against 389-591 at 0; the cost: a question asked during such a burst waits
+    behind the acknowledgements (p50 146 ms against 90), on quiet cores nothing changes
+    (docs/benchmarks.md, "Neo4j's priority (session 22)"). 0: the API's priority, for questions
+    first. A server already running keeps its priority; an external Neo4j is not touched."""
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)
 
