@@ -162,7 +162,7 @@ class LocalServer:
 
     def _java(self, main: str, *args: str, timeout: float = 120.0,
               nice: int = 0) -> subprocess.CompletedProcess[str]:
-        """Run a Neo4j entry point at priority ``nice`` (or this process's own, if lower)."""
+        """Run a Neo4j entry point at nice value ``nice``, or this process's own if higher."""
         java = _java_binary()
         env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.home / "conf"))
         cmd = [java, "-cp", f"{self.home / 'lib'}/*", f"-Dbasedir={self.home}", main, *args]
