@@ -20,7 +20,6 @@ with schemas and column lineage, ~2 KB on average), day after day, in event-time
 from __future__ import annotations
 
 import argparse
-import http.client
 import itertools
 import json
 import os
@@ -42,6 +41,7 @@ from typing import Any, cast
 from bench.generate import JOB_NS, NS, tables
 from bench.generate import events as gen_events
 from bench.latency import bench_settings, emit, percentile
+from bench.wire import Connection, payloads
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
@@ -58,25 +58,18 @@ def free_port() -> int:
 _conn = threading.local()
 
 
-def _post(url: str, event: dict[str, Any] | list[dict[str, Any]]) -> int:
+def _post(url: str, event: dict[str, Any] | list[dict[str, Any]] | bytes) -> int:
     """POST over one kept-alive connection per thread, as OpenLineage's Python client does (it
-    keeps a requests Session); returns the log sequence number of the last event."""
+    keeps a requests Session); ``event`` may come encoded already. Returns the log sequence
+    number of the last event."""
     where = urllib.parse.urlsplit(url)
     conn = getattr(_conn, "http", None)
     if conn is None:
-        conn = _conn.http = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port,
-                                                       timeout=30)
-    body, headers = json.dumps(event).encode(), {"content-type": "application/json"}
-    try:
-        conn.request("POST", where.path, body, headers)
-        r = conn.getresponse()
-    except (http.client.HTTPException, OSError):  # the server closed an idle connection
-        conn.close()
-        conn.request("POST", where.path, body, headers)
-        r = conn.getresponse()
-    data = r.read()
-    if r.status != 201:
-        raise RuntimeError(f"POST {url}: {r.status} {data[:300]!r}")
+        conn = _conn.http = Connection(where.hostname or "127.0.0.1", where.port or 80, timeout=30)
+    body = event if isinstance(event, bytes) else json.dumps(event).encode()
+    status, data = conn.request("POST", where.path, body)
+    if status != 201:
+        raise RuntimeError(f"POST {url}: {status} {data[:300]!r}")
     return int(json.loads(data)["last_seq"])
 
 
@@ -238,15 +231,15 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
 
         # 1. throughput with concurrent clients
         first = evs[:a.events]
+        bodies = payloads(first, a.clients, a.per_request)  # encoded before the clock starts
         pids = {"api": procs[0].pid, "worker": procs[1].pid, "neo4j": neo4j_pid}
         cpu0 = {k: _cpu_seconds(pid) for k, pid in pids.items()} | {"clients": time.process_time()}
         jvm0 = _jvm_thread_cpu(neo4j_pid)
         t0 = time.perf_counter()
 
         def client(k: int) -> None:
-            mine = first[k::a.clients]
-            for i in range(0, len(mine), a.per_request):
-                _post(url, mine[i] if a.per_request == 1 else mine[i:i + a.per_request])
+            for body in bodies[k]:
+                _post(url, body)
 
         together(client, a.clients)
         accepted_s = time.perf_counter() - t0

@@ -47,6 +47,7 @@ from bench.generate import NS, Table, spec_complete, tables
 from bench.generate import events as gen_events
 from bench.latency import emit, ground_truth, job_centric, percentile
 from bench.peer_io import Ours, Peer, Sampler, get, post_all
+from bench.wire import payloads
 
 DEPTHS = (2, 5, 10, 20)
 
@@ -54,8 +55,9 @@ DEPTHS = (2, 5, 10, 20)
 def _ingest(side: Ours | Peer, evs: list[dict[str, Any]], clients: int,
             per_request: int = 1, quiet: bool = False) -> dict[str, Any]:
     """Post every event, then wait until the last run of each client is queryable there."""
+    bodies = payloads(evs, clients, per_request)
     t0 = time.perf_counter()
-    post_all(side.url + "/api/v1/lineage", evs, clients, per_request)
+    post_all(side.url + "/api/v1/lineage", bodies)
     acked = time.perf_counter() - t0
     # each client's last event that ends a run (its run is then COMPLETED or FAILED there)
     last_runs = {next(e for e in reversed(evs[k::clients]) if e["eventType"] in ("COMPLETE", "FAIL"))

@@ -3,7 +3,6 @@ client both are spoken to with, and the memory sampler."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 import shutil
@@ -21,6 +20,7 @@ from typing import Any
 from bench.generate import NS
 from bench.ingest import free_port, fresh_store, services_env, start_services, together
 from bench.latency import bench_settings, tree_mb
+from bench.wire import Connection
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
@@ -34,33 +34,18 @@ _conn = threading.local()
 
 def _request(url: str, method: str, body: bytes | None, timeout: float) -> tuple[int, bytes]:
     """One request over this thread's kept-alive connection to that host (as OpenLineage's Python
-    client and a browser keep theirs), opened again once when the server closed it."""
+    client and a browser keep theirs), opened again once when the server had closed it."""
     where_ = urllib.parse.urlsplit(url)
-    key = (where_.hostname, where_.port)
-    conns: dict[Any, http.client.HTTPConnection] = getattr(_conn, "by_host", None) or {}
+    key = (where_.hostname or "127.0.0.1", where_.port or 80)
+    conns: dict[tuple[str, int], Connection] = getattr(_conn, "by_host", None) or {}
     _conn.by_host = conns
-    path = where_.path + (f"?{where_.query}" if where_.query else "")
-    headers = {"content-type": "application/json"} if body is not None else {}
-    for attempt in (1, 2):
-        conn = conns.get(key)
-        if conn is None:
-            conn = conns[key] = http.client.HTTPConnection(where_.hostname or "127.0.0.1", where_.port)
-        conn.timeout = timeout  # for a connection opened now
-        if conn.sock is not None:  # a kept-alive one keeps the timeout it was opened with
-            conn.sock.settimeout(timeout)
-        try:
-            conn.request(method, path, body, headers)
-            r = conn.getresponse()
-            return r.status, r.read()
-        except (http.client.HTTPException, OSError) as e:
-            conn.close()
-            conns.pop(key, None)
-            # only a connection the server had closed is tried again: a request that timed out
-            # may still be running there (Marquez's query goes on in PostgreSQL), and asking
-            # again would run it twice at once
-            if attempt == 2 or isinstance(e, TimeoutError):
-                raise
-    raise AssertionError("unreachable")
+    conn = conns.get(key)
+    if conn is None:
+        conn = conns[key] = Connection(*key)
+    # a request that timed out is not sent again (Connection.request): it may still be running
+    # there (Marquez's query goes on in PostgreSQL), and asking again would run it twice at once
+    conn.timeout = timeout
+    return conn.request(method, where_.path + (f"?{where_.query}" if where_.query else ""), body)
 
 
 def get(url: str, timeout: float) -> tuple[float, int, Any]:
@@ -77,17 +62,15 @@ def get(url: str, timeout: float) -> tuple[float, int, Any]:
         return ms, status, None
 
 
-def post_all(url: str, events: list[dict[str, Any]], clients: int, per_request: int) -> None:
-    """Post every event with ``clients`` concurrent clients; any refusal stops the bench."""
+def post_all(url: str, bodies: list[list[bytes]]) -> None:
+    """Post each client's bodies, the clients concurrently; any refusal stops the bench."""
     def client(k: int) -> None:
-        mine = events[k::clients]
-        for i in range(0, len(mine), per_request):
-            payload = mine[i] if per_request == 1 else mine[i:i + per_request]
-            status, data = _request(url, "POST", json.dumps(payload).encode(), 60)
+        for body in bodies[k]:
+            status, data = _request(url, "POST", body, 60)
             if status not in (200, 201):
                 raise RuntimeError(f"POST {url}: {status} {data[:300]!r}")
 
-    together(client, clients)
+    together(client, len(bodies))
 
 
 class Ours:
