@@ -1,53 +1,68 @@
-"""Group commit: the appends of concurrent requests share one commit of the event log."""
+"""Group commit: the appends of concurrent requests share one commit of the event log.
+
+Requests hand their events to a writer thread from the event loop; the thread commits whatever
+queued up meanwhile in one durable transaction, so N concurrent requests cost one fsync, and then
+wakes the loop once per group to settle its requests' futures. The loop never waits for the disk
+or for a lock held by another process. (Handing each request a concurrent Future wrapped for the
+loop cost one wake-up per request: docs/benchmarks.md, "The log's group commit, one wake-up per
+group".)
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import queue
 import threading
-from concurrent.futures import Future
 from typing import Any
 
 from ingest.log import EventLog, encode
 
+_Group = list[tuple[list[str], "asyncio.Future[list[int]]"]]
+
 
 class GroupCommitter:
-    """Shares one log commit among the appends of concurrent requests (group commit).
-
-    ``enqueue`` hands events to a writer thread and returns a future completed once they are
-    durable; the thread writes whatever has queued up meanwhile in one transaction, so N concurrent
-    requests cost one fsync.
-    """
+    """Shares one log commit among the appends of concurrent requests (group commit)."""
 
     def __init__(self, log: EventLog, max_batch: int = 5000, scrubbed: bool = False) -> None:
-        """``scrubbed``: the events enqueued were scrubbed of secrets (the API's, unless
+        """``scrubbed``: the events submitted were scrubbed of secrets (the API's, unless
         ``LINEAGE_LOG_RAW_EVENTS``), so the worker need not scrub them again. Off unless said:
         an event marked scrubbed that was not would reach the graph as it came."""
         self.log = log
         self.scrubbed = scrubbed
         self.max_batch = max_batch
-        self._queue: queue.Queue[tuple[list[str], Future[list[int]]] | None] = queue.Queue()
+        self._pending: dict[asyncio.AbstractEventLoop, _Group] = {}  # each loop's next group
+        self._queue: queue.SimpleQueue[tuple[_Group, asyncio.AbstractEventLoop] | None] = (
+            queue.SimpleQueue())
         self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
         self._thread.start()
 
-    def enqueue(self, events: list[dict[str, Any]]) -> Future[list[int]]:
-        """Append ``events`` with the next group: the future gets their sequence numbers once
-        they are durable (an event loop awaits it without a thread hop)."""
+    def submit(self, events: list[dict[str, Any]]) -> asyncio.Future[list[int]]:
+        """On the event loop: append ``events`` with the current group; the future gets their
+        sequence numbers once they are durable, or the log's error (LogError)."""
         bodies = encode(events)  # ValueError here fails this request alone, before any group
-        future: Future[list[int]] = Future()
-        self._queue.put((bodies, future))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[int]] = loop.create_future()
+        group = self._pending.setdefault(loop, [])
+        group.append((bodies, future))
+        if len(group) == 1:
+            loop.call_soon(self._flush, loop)  # once the round's other requests joined
         return future
 
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join(timeout=10)
 
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._queue.put((self._pending.pop(loop), loop))
+
     def _run(self) -> None:
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            group = [item]
-            size = len(item[0])
+            handed = [item]
+            size = sum(len(bodies) for bodies, _ in item[0])
             while size < self.max_batch:
                 try:
                     nxt = self._queue.get_nowait()
@@ -56,19 +71,36 @@ class GroupCommitter:
                 if nxt is None:
                     self._queue.put(None)
                     break
-                group.append(nxt)
-                size += len(nxt[0])
+                handed.append(nxt)
+                size += sum(len(bodies) for bodies, _ in nxt[0])
+            error: Exception | None = None
             try:
-                # the API validated every event it enqueues: the worker will not validate them again
-                seqs = self.log.append_encoded([b for bodies, _ in group for b in bodies],
-                                               checked=True, scrubbed=self.scrubbed)
-            except Exception as e:  # every waiter learns the append failed; nothing was acked
-                for _, future in group:
-                    if not future.done():
-                        future.set_exception(e)
-                continue
+                # the API validated every event it submits: the worker will not validate them again
+                seqs = self.log.append_encoded(
+                    [b for group, _ in handed for bodies, _ in group for b in bodies],
+                    checked=True, scrubbed=self.scrubbed)
+            except Exception as e:
+                seqs, error = [], e
             start = 0
-            for bodies, future in group:
-                if not future.done():
-                    future.set_result(seqs[start:start + len(bodies)])
-                start += len(bodies)
+            for group, loop in handed:
+                share = sum(len(bodies) for bodies, _ in group)
+                self._settle_later(loop, group, seqs[start:start + share], error)
+                start += share
+
+    def _settle_later(self, loop: asyncio.AbstractEventLoop, group: _Group, seqs: list[int],
+                      error: Exception | None) -> None:
+        """Settle a group's futures on their loop: one wake-up per group."""
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for these any more
+            loop.call_soon_threadsafe(_settle, group, seqs, error)
+
+
+def _settle(group: _Group, seqs: list[int], error: Exception | None) -> None:
+    start = 0
+    for bodies, future in group:
+        if not future.done():  # a waiter that gave up cancelled its future
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(seqs[start:start + len(bodies)])
+        start += len(bodies)
+

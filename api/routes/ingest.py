@@ -99,15 +99,14 @@ async def _drain(stream: AsyncIterator[bytes], bound: int | None = None) -> None
 async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]) -> JSONResponse:
     counters = found.counters
     try:
-        queued = found.committer().enqueue(verdict.accepted)
+        queued = found.committer().submit(verdict.accepted)
     except ValueError as e:  # validation lets no such event through: a last guard
         counters.add(rejected={"invalid_event": len(verdict.accepted)}, status=400)
         return errors.answer(400, f"events cannot be stored: {e}")
     retry = {"Retry-After": str(errors.RETRY_AFTER_S)}
     try:
-        # awaited on the event loop (no thread hop); shielded so a timeout leaves the append alone
-        seqs = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(queued)),
-                                      LOG_APPEND_TIMEOUT_S)
+        # shielded: a timeout leaves the append alone (it may still become durable)
+        seqs = await asyncio.wait_for(asyncio.shield(queued), LOG_APPEND_TIMEOUT_S)
     except LogError as e:
         log.error("event log append failed: %s", e)
         counters.add(status=503)
