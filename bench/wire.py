@@ -4,7 +4,8 @@ The benches' clients share the machine's two cores with the servers they measure
 client spends per request is taken from the server under test. `http.client` with `json.dumps`
 per request cost 202-222 us of CPU per one-event POST on this machine (its response parsing goes
 through `email.parser`), a third of what our API spends on the request; this client, given
-bodies encoded before the clock starts, 35 us (docs/benchmarks.md, "The bench's own clients").
+bodies encoded before the clock starts, 35 us (docs/benchmarks.md, "Session 24: the bench's
+own clients, and the log's group commit").
 It speaks to any HTTP/1.1 server: bodies by content-length, chunked or up to the close.
 """
 
