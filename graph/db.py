@@ -38,6 +38,22 @@ log = logging.getLogger(__name__)
 Step = tuple[str, dict[str, Any]]
 """A named query and its parameters."""
 
+
+class _Rows(list[Any]):
+    """A list parameter whose ``repr`` is short. The driver formats every RUN's parameters with
+    ``repr`` for its debug log whether or not that log is on (neo4j 6.4, ``Bolt5x5.run``): for a
+    batch of thousands of rows that cost more than packing them (docs/benchmarks.md, "Session
+    25"). It packs as the list it holds."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} items>"
+
+
+def _quiet(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: _Rows(v) if type(v) is list else v for k, v in params.items()}
+
 # Neo4j's codes for a transaction refused for its memory. They are transient errors, which the
 # driver would retry as they are for up to max_transaction_retry_time: the same transaction fails
 # the same way (a backlog batch took 83-87 s per try), so they are raised at once instead.
@@ -140,11 +156,12 @@ class Graph:
         names = [name for name, _ in steps]  # what an error names: the queries of both rounds
 
         def work(tx: Transaction) -> list[tuple[Step, list[dict[str, Any]]]]:
-            done = [(step, tx.run(query(step[0]).text, step[1]).data()) for step in steps]
+            done = [(step, tx.run(query(step[0]).text, _quiet(step[1])).data()) for step in steps]
             if then is not None:
                 more = then([rows for _, rows in done])
                 names[len(steps):] = [name for name, _ in more]
-                done += [(step, tx.run(query(step[0]).text, step[1]).data()) for step in more]
+                done += [(step, tx.run(query(step[0]).text, _quiet(step[1])).data())
+                         for step in more]
             tx.commit()
             return done
 

@@ -1,4 +1,4 @@
-"""Writing JSON on the hot paths (the event log, event digests): orjson, 3-5x faster than json.
+"""Writing JSON on the hot paths (the event log's bodies, event digests): orjson, 3-5x faster than json.
 
 Whatever orjson refuses (integers beyond 64 bits, nesting deeper than 254, lone surrogates) goes
 through :mod:`json`. Reading stays with :mod:`json`: orjson was no faster at reading our events,
@@ -12,17 +12,6 @@ import json
 from typing import Any
 
 import orjson
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text, non-ASCII kept as is. Raises ValueError for a value that is not valid
-    Unicode text (a lone surrogate): no store of ours can hold it."""
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except orjson.JSONEncodeError:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-        text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
-        return text
 
 
 def canonical(value: Any) -> bytes:

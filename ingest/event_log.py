@@ -23,6 +23,9 @@ class Entry:
     """The API validated it before appending it (the worker does not validate it again)."""
     scrubbed: bool = False
     """And scrubbed it of secrets (the worker does not scrub it again)."""
+    digest: str | None = None
+    """Its identity digest (ingest.validate.event_digest), when the log knows it without encoding
+    the event again."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from an offset, the position = the consumer group's committed offset).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import sqlite3
 import threading
@@ -39,7 +40,7 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     received REAL NOT NULL,
     body TEXT NOT NULL,
-    checked INTEGER NOT NULL DEFAULT 0,  -- 0 as received, 1 validated, 2 validated and scrubbed
+    checked INTEGER NOT NULL DEFAULT 0,  -- 0 as received, 1 validated, 2 and scrubbed, 3 and canonical
     event_time REAL
 );
 CREATE TABLE IF NOT EXISTS positions (
@@ -69,6 +70,7 @@ _INSERT = ("INSERT INTO events (received, body, checked, event_time) VALUES (?, 
            + _EVENT_TIME.format(body="?2") + ")")
 
 _SCRUBBED = 2  # the mark of an event the API validated and scrubbed of secrets
+_CANONICAL = 3  # ... and stored as its canonical JSON (encode): its digest is its body's
 
 _T = TypeVar("_T")
 
@@ -86,8 +88,8 @@ def _log_errors(method: Callable[..., _T]) -> Callable[..., _T]:
 
 
 def encode(events: Sequence[dict[str, Any]]) -> list[str]:
-    """Each event as the log stores it; ValueError for one that is not valid Unicode text."""
-    return [codec.dumps(e) for e in events]
+    """Each event's canonical JSON, as the log stores it; ValueError for invalid Unicode text."""
+    return [codec.canonical(e).decode("utf-8") for e in events]
 
 
 class SQLiteLog:
@@ -144,11 +146,11 @@ class SQLiteLog:
 
     def append_encoded(self, bodies: Sequence[str], checked: bool = False,
                        scrubbed: bool = False) -> list[int]:
-        """Append events already encoded by :func:`encode`, in one durable transaction."""
+        """Append bodies made by :func:`encode` (only), in one durable transaction."""
         if not bodies:
             return []
         now = time.time()
-        mark = _SCRUBBED if checked and scrubbed else int(checked)
+        mark = _CANONICAL if checked and scrubbed else int(checked)
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -183,7 +185,8 @@ class SQLiteLog:
                 break
             size += len(body)
             entries.append(Entry(seq, received, json.loads(body), bool(checked),
-                                 checked == _SCRUBBED))
+                                 checked >= _SCRUBBED, hashlib.sha256(body.encode()).hexdigest()
+                                 if checked == _CANONICAL else None))
         return entries
 
     @_log_errors
@@ -265,12 +268,9 @@ class SQLiteLog:
 
     @_log_errors
     def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None:
-        if ok:
-            self._conn().execute("UPDATE dead_letters SET resolved = 1, retries = retries + 1 "
-                                 "WHERE id = ?", (id_,))
-        else:
-            self._conn().execute("UPDATE dead_letters SET retries = retries + 1, reason = ?, "
-                                 "failed_at = ? WHERE id = ?", (reason, time.time(), id_))
+        sql, params = (("resolved = 1", (id_,)) if ok else
+                       ("reason = ?, failed_at = ?", (reason, time.time(), id_)))
+        self._conn().execute(f"UPDATE dead_letters SET retries = retries + 1, {sql} WHERE id = ?", params)
 
     @_log_errors
     def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None:

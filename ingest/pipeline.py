@@ -93,7 +93,8 @@ def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[L
             report.rejected.append(Rejection(item.where, (item.error,)))
             continue
         try:
-            result = logged(item.obj, item.scrubbed) if item.checked else validate(item.obj)
+            result = (logged(item.obj, item.scrubbed, item.digest) if item.checked
+                      else validate(item.obj))
         except Exception as e:  # a validator bug must not stop the others: reject this one
             log.exception("validating the event at %s failed", item.where)
             result = [f"could not be validated: {_describe(e)}"]

@@ -35,6 +35,8 @@ class RawItem:
     checked: bool = False
     scrubbed: bool = False
     """Read back from the log as the API scrubbed it: it is not scrubbed again."""
+    digest: str | None = None
+    """Its identity digest, as the log knows it (scrubbed events only)."""
 
 
 def whole_error(items: list[RawItem]) -> str | None:

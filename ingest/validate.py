@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -36,11 +36,13 @@ class ValidEvent:
     time_raw: str
     run_id: str | None
     event_type: str | None
+    known_digest: str | None = field(default=None, repr=False, compare=False)
+    """The digest of ``raw`` when the caller knows it (the event log's canonical entries)."""
 
     @cached_property
     def digest(self) -> str:
         """Computed on first use: the API only accepts or rejects, and does not need it."""
-        return event_digest(self.raw)
+        return self.known_digest or event_digest(self.raw)
 
 
 def event_digest(raw: dict[str, Any]) -> str:
@@ -91,14 +93,15 @@ def validate(obj: Any) -> ValidEvent | list[str]:
     return ValidEvent(kind, scrub(obj), event_time, str(time_raw), run_id, event_type)
 
 
-def logged(obj: Any, scrubbed: bool = False) -> ValidEvent | list[str]:
+def logged(obj: Any, scrubbed: bool = False, digest: str | None = None) -> ValidEvent | list[str]:
     """An event read back from the event log, which holds only events the API validated.
 
     They are not validated again: only their envelope is read (kind, time, run). They are
     scrubbed again unless ``scrubbed`` (the log marks the events the API scrubbed before it
     logged them; with ``LINEAGE_LOG_RAW_EVENTS`` it holds them as received). Scrubbing is
     idempotent, and for an event with nothing to scrub it was about a tenth of the worker's
-    preparation (docs/benchmarks.md, "Session 19"). An entry
+    preparation (docs/benchmarks.md, "Session 19"). ``digest``: the event's digest as the log
+    knows it (kept only for a scrubbed event, whose ``raw`` is what the log holds). An entry
     the API did not write (a log edited by hand) whose envelope cannot be read is validated in
     full, so it is rejected with its reasons."""
     try:
@@ -111,7 +114,7 @@ def logged(obj: Any, scrubbed: bool = False) -> ValidEvent | list[str]:
         if kind is None or event_type not in (None, *EVENT_TYPES):
             return validate(obj)
         return ValidEvent(kind, obj if scrubbed else scrub(obj), parse_time(time_raw), str(time_raw), run_id,
-                          event_type)
+                          event_type, digest if scrubbed else None)
     except (TypeError, KeyError, ValueError, AttributeError):
         return validate(obj)
 

@@ -108,8 +108,8 @@ class Worker:
         report = IngestReport()
         # one Neo4j transaction per micro-batch
         ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
-        items = [RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked, scrubbed=e.scrubbed)
-                 for e in entries]
+        items = [RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked, scrubbed=e.scrubbed,
+                         digest=e.digest) for e in entries]
         prepared = list(ingester.prepare(items, report))
         return _Pending(entries, report, ingester, prepared, time.perf_counter() - started)
 

@@ -1,4 +1,5 @@
-"""ingest.codec: orjson on the hot paths must write what the standard library wrote."""
+"""ingest.codec: orjson on the hot paths must write what the standard library wrote; the event
+log's bodies are canonical, so a scrubbed entry's digest is its body's."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 from pathlib import Path
 
 from ingest import codec
+from ingest.log import SQLiteLog, encode
 from ingest.read import RawItem, iter_paths, read_file
-from ingest.validate import event_digest
+from ingest.validate import ValidEvent, event_digest, logged, validate
 
 
 def _stdlib_canonical(value: object) -> bytes:
@@ -19,21 +21,20 @@ def test_canonical_form_and_log_text_are_the_standard_librarys_for_every_corpus_
     assert len(items) > 800
     for item in items:
         assert codec.canonical(item.obj) == _stdlib_canonical(item.obj), item.where
-        text = codec.dumps(item.obj)
-        assert text == json.dumps(item.obj, separators=(",", ":"), ensure_ascii=False), item.where
+        (text,) = encode([item.obj])
+        assert text == _stdlib_canonical(item.obj).decode(), item.where
         assert json.loads(text) == item.obj, item.where
 
 
 def test_what_orjson_refuses_goes_through_the_standard_library() -> None:
     big = {"eventTime": "2024-05-01T00:00:00Z", "n": 2**70 + 1, "s": "é \u2028"}  # beyond 64 bits
-    text = codec.dumps(big)
-    assert text == json.dumps(big, separators=(",", ":"), ensure_ascii=False)
+    (text,) = encode([big])
     assert json.loads(text) == big
-    assert codec.canonical(big) == _stdlib_canonical(big)
+    assert codec.canonical(big) == _stdlib_canonical(big) == text.encode()
     deep: object = 1
     for _ in range(300):  # orjson writes at most 254 levels
         deep = {"a": deep}
-    assert codec.dumps(deep) == json.dumps(deep, separators=(",", ":"))
+    assert encode([deep]) == [json.dumps(deep, separators=(",", ":"))]
     assert event_digest({"x": deep}) == event_digest({"x": deep})
 
 
@@ -41,3 +42,29 @@ def test_a_digest_is_the_sha256_of_the_canonical_form() -> None:
     import hashlib
     event = {"b": [1, 2.5, None], "a": "ünïcode"}
     assert event_digest(event) == hashlib.sha256(_stdlib_canonical(event)).hexdigest()
+
+
+def test_a_scrubbed_log_entrys_digest_from_its_body_is_the_events_digest(
+        corpus: Path, tmp_path: Path) -> None:
+    """The worker takes the digest of an entry the API validated and scrubbed from its stored body
+    instead of encoding the event again: for every valid corpus event and generated ones it must
+    be the digest the event has (and that a store already holds), and an entry that is scrubbed again gets none."""
+    from bench.generate import events, tables
+
+    items = [i.obj for p in iter_paths([corpus]) for i in read_file(p) if i.error is None]
+    items += events(tables(100, seed=3), seed=3, days=2, starts=True)
+    valid = [v for v in map(validate, items) if isinstance(v, ValidEvent)]
+    assert len(valid) > 400
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([v.raw for v in valid], checked=True, scrubbed=True)
+    log.append([v.raw for v in valid[:50]], checked=True, scrubbed=False)
+    entries = log.read(0, 10 * len(valid))
+    assert len(entries) == len(valid) + 50
+    for entry, event in zip(entries, valid, strict=False):
+        assert entry.digest == event.digest == event_digest(entry.event), entry.seq
+        again = logged(entry.event, entry.scrubbed, entry.digest)
+        assert isinstance(again, ValidEvent) and again.digest == event.digest
+    for entry, event in zip(entries[len(valid):], valid, strict=False):
+        assert entry.digest is None and not entry.scrubbed and entry.checked
+        again = logged(entry.event, entry.scrubbed, entry.digest)
+        assert isinstance(again, ValidEvent) and again.digest == event.digest
