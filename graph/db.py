@@ -43,7 +43,7 @@ class _Rows(list[Any]):
     """A list parameter whose ``repr`` is short. The driver formats every RUN's parameters with
     ``repr`` for its debug log whether or not that log is on (neo4j 6.4, ``Bolt5x5.run``): for a
     batch of thousands of rows that cost more than packing them (docs/benchmarks.md, "Session
-    25"). It packs as the list it holds."""
+    25: arrays of 100"). It packs as the list it holds."""
 
     __slots__ = ()
 

@@ -12,7 +12,7 @@ from graph.db import _quiet
 
 def _packed(value: object) -> bytes:
     out = io.BytesIO()
-    Packer(out).pack(value)
+    Packer(out).pack(value)  # type: ignore[no-untyped-call]
     return out.getvalue()
 
 
