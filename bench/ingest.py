@@ -311,6 +311,18 @@ def main() -> None:
         fresh_store(server)
     server.start()
     graph = Graph(connect(settings))
+    try:
+        results = _measure(a, settings, server, graph)
+    finally:
+        # the store stays (bench.latency --keep asks the graph loaded here); its 2 GiB server
+        # does not outlive the bench
+        graph.close()
+        server.stop()
+    emit(results, a.json)
+
+
+def _measure(a: argparse.Namespace, settings: Settings, server: LocalServer, graph: Graph
+             ) -> dict[str, Any]:
     apply_schema(graph)
     graph.run_statements("admin/wipe")
     tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-ingest-"))
@@ -332,8 +344,7 @@ def main() -> None:
         results["spark"] = {"events": a.spark, "seconds": took, "per_s": a.spark / took,
                             "output": done.stdout.strip()[-300:]}
         print(json.dumps(results["spark"]), file=sys.stderr)
-    graph.close()
-    emit(results, a.json)
+    return results
 
 
 if __name__ == "__main__":
