@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ingest.bounds import NotJson, loads
+from ingest.event_log import Entry
 
 Kind = Literal["auto", "json", "ndjson"]
 
@@ -37,6 +38,12 @@ class RawItem:
     """Read back from the log as the API scrubbed it: it is not scrubbed again."""
     digest: str | None = None
     """Its identity digest, as the log knows it (scrubbed events only)."""
+
+
+def from_log(entry: Entry) -> RawItem:
+    """An event log entry as an item, with what the log knows of it (checked, scrubbed, digest)."""
+    return RawItem(f"log#{entry.seq}", obj=entry.event, checked=entry.checked,
+                   scrubbed=entry.scrubbed, digest=entry.digest)
 
 
 def whole_error(items: list[RawItem]) -> str | None:

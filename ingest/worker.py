@@ -31,7 +31,7 @@ from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
-from ingest.read import RawItem
+from ingest.read import RawItem, from_log
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +108,7 @@ class Worker:
         report = IngestReport()
         # one Neo4j transaction per micro-batch
         ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
-        items = [RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked, scrubbed=e.scrubbed,
-                         digest=e.digest) for e in entries]
+        items = [from_log(e) for e in entries]
         prepared = list(ingester.prepare(items, report))
         return _Pending(entries, report, ingester, prepared, time.perf_counter() - started)
 

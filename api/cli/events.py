@@ -32,7 +32,7 @@ def replay_cmd(
     from ingest.export import export_parquet
     from ingest.log import open_log
     from ingest.pipeline import IngestReport
-    from ingest.read import RawItem
+    from ingest.read import from_log
     from ingest.worker import CONSUMER
 
     settings = get_settings()
@@ -62,8 +62,7 @@ def replay_cmd(
                 task = bar.add_task("events", total=total)
                 last = 0
                 for chunk in chunks(events.scan(), 5000):
-                    ingester.ingest([RawItem(f"log#{e.seq}", obj=e.event, checked=e.checked,
-                                             scrubbed=e.scrubbed) for e in chunk], report,
+                    ingester.ingest([from_log(e) for e in chunk], report,
                                     progress=lambda n: bar.advance(task, n))
                     last = chunk[-1].seq
             events.commit(CONSUMER, last)
