@@ -157,6 +157,34 @@ def _drain(log: SQLiteLog) -> None:
         time.sleep(0.05)
 
 
+def _warm_up(a: argparse.Namespace, url: str, log: SQLiteLog) -> dict[str, Any]:
+    """Small batches for ``a.warmup_seconds``, then one burst of the measured shape (a.events
+    by a.clients clients, a.per_request per request): the worker's batches of a backlog are
+    larger than a steady stream's, and with only small ones before, Neo4j's JIT compiler took
+    33-179 us of CPU per event during the measurement (session 26)."""
+    warm_iter = iter(gen_events(tables(a.tables, seed=99), seed=99, days=100, starts=True))
+
+    def warm(n: int) -> list[dict[str, Any]]:
+        return [json.loads(json.dumps(e).replace(NS, "warehouse://warmup:5432")
+                           .replace(f'"namespace": "{JOB_NS}"', '"namespace": "warmup"'))
+                for e in itertools.islice(warm_iter, n)]
+
+    sent, t_warm = 0, time.perf_counter()
+    while time.perf_counter() - t_warm < a.warmup_seconds:
+        chunk = warm(2000)
+        if not chunk:
+            break
+        for i in range(0, len(chunk), 100):
+            _post(url, chunk[i:i + 100])
+        _drain(log)
+        sent += len(chunk)
+    events = warm(a.events)
+    burst = payloads(events, a.clients, a.per_request)
+    together(lambda k: [_post(url, body) for body in burst[k]], a.clients)
+    _drain(log)
+    return {"events": sent, "burst": len(events), "seconds": round(time.perf_counter() - t_warm, 1)}
+
+
 def fresh_store(server: LocalServer) -> None:
     """Stop the bench Neo4j and delete its store: deleting a previous graph through Cypher leaves
     Neo4j busy for minutes (seen: the first batches 3-5x slower after wiping 100k events)."""
@@ -214,24 +242,11 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
         # that behind it. The warm-up lineage lives in other namespaces and stays (deleting it
         # left Neo4j busy and the next batches 2x slower).
         if a.warmup_seconds > 0:
-            warm_tables = tables(a.tables, seed=99)
-            warm_iter = iter(gen_events(warm_tables, seed=99, days=100, starts=True))
-            sent, t_warm = 0, time.perf_counter()
-            while time.perf_counter() - t_warm < a.warmup_seconds:
-                chunk = [json.loads(json.dumps(e).replace(NS, "warehouse://warmup:5432")
-                                    .replace(f'"namespace": "{JOB_NS}"', '"namespace": "warmup"'))
-                         for e in itertools.islice(warm_iter, 2000)]
-                if not chunk:
-                    break
-                for i in range(0, len(chunk), 100):
-                    _post(url, chunk[i:i + 100])
-                _drain(log)
-                sent += len(chunk)
-            results["warmup"] = {"events": sent, "seconds": round(time.perf_counter() - t_warm, 1)}
-
+            results["warmup"] = _warm_up(a, url, log)
         # 1. throughput with concurrent clients
         first = evs[:a.events]
         bodies = payloads(first, a.clients, a.per_request)  # encoded before the clock starts
+        speed = machine_speed()
         pids = {"api": procs[0].pid, "worker": procs[1].pid, "neo4j": neo4j_pid}
         cpu0 = {k: _cpu_seconds(pid) for k, pid in pids.items()} | {"clients": time.process_time()}
         jvm0 = _jvm_thread_cpu(neo4j_pid)
@@ -250,6 +265,9 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
         results["throughput"] = {"events": a.events, "clients": a.clients, "per_request": a.per_request,
                                  "accepted_per_s": a.events / accepted_s,
                                  "end_to_end_per_s": a.events / loaded_s, "seconds": loaded_s,
+                                 # the same loop's CPU just before and after: a slower machine
+                                 # shows as larger numbers (see machine_speed)
+                                 "machine_speed_ms": [speed, machine_speed()],
                                  # where the 2 cores went: CPU time of each process per event
                                  "cpu_us_per_event": {k: round((cpu1[k] - cpu0[k]) / a.events * 1e6)
                                                       for k in cpu0},
@@ -326,11 +344,34 @@ def _measure(a: argparse.Namespace, settings: Settings, server: LocalServer, gra
     apply_schema(graph)
     graph.run_statements("admin/wipe")
     tmp = Path(tempfile.mkdtemp(prefix="lineage-bench-ingest-"))
+    try:
+        results = _parts(a, settings, tmp, cast(int, server.status().pid), graph)
+    except BaseException:
+        print(f"the event log and the services' logs are kept in {tmp}", file=sys.stderr)
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)  # its event log alone is ~200 MB
+    return results
+
+
+def machine_speed() -> float:
+    """Milliseconds of CPU a fixed pure-Python loop takes (best of 5): these machines' speed
+    drifts by half within minutes, so each run says how fast the machine was around it."""
+    best = float("inf")
+    for _ in range(5):
+        t, x = time.process_time(), 0
+        for i in range(2_000_000):
+            x += i % 7
+        best = min(best, time.process_time() - t)
+    return round(best * 1000, 1)
+
+
+def _parts(a: argparse.Namespace, settings: Settings, tmp: Path, neo4j_pid: int, graph: Graph
+           ) -> dict[str, Any]:
     port = free_port()
     env = services_env(settings, tmp, port)
     results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores"}
     if not a.spark_only:
-        _http(a, env, tmp, port, cast(int, server.status().pid), results)
+        _http(a, env, tmp, port, neo4j_pid, results)
     if a.spark:
         graph.run_statements("admin/wipe")
         path = tmp / "spark.ndjson"

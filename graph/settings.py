@@ -89,8 +89,13 @@ class Settings(BaseSettings):
     """Keep events in the log (and exports) exactly as received, secrets included, instead of as
     scrubbed as the graph holds them (``ingest.secrets``). Opt in only where the log is as well
     guarded as the producers' own credentials."""
-    worker_batch: int = Field(default=5000, ge=1)
-    worker_batch_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    worker_batch: int = Field(default=10_000, ge=1)
+    worker_batch_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    """The most events and bytes of event JSON the worker loads in one transaction. A backlog
+    loads cheaper per event in larger batches (a job that ran several times in one batch writes its
+    nodes and edges once): Neo4j's CPU per event 218-226 us at 10,000 against 258-313 at 5,000
+    and 411 at 2,000 (docs/benchmarks.md, "Session 26"); 10,000 and 20,000 loaded on the default
+    1 GiB heap. A batch Neo4j refuses for its size is split, and the next ones are smaller."""
     worker_poll: float = Field(default=0.2, gt=0)
     worker_nice: int = Field(default=10, ge=0, le=19)
     """How much lower ``lineage worker``'s CPU priority is than the API's (Unix ``nice``): when

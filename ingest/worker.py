@@ -50,9 +50,9 @@ class BatchResult:
 
 
 class Worker:
-    def __init__(self, graph: Graph, events: EventLog, batch: int = 5000,
+    def __init__(self, graph: Graph, events: EventLog, batch: int = 10_000,
                  facet_max_bytes: int = 16_384, consumer: str = CONSUMER,
-                 batch_bytes: int = 16 * 1024 * 1024) -> None:
+                 batch_bytes: int = 32 * 1024 * 1024) -> None:
         self.graph = graph
         self.log = events
         self.batch = batch  # the configured bounds of a micro-batch
