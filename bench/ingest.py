@@ -316,8 +316,9 @@ def main() -> None:
     p.add_argument("--spark", type=int, default=0, help="also time a Spark bulk load of this many events")
     p.add_argument("--spark-only", action="store_true", help="skip the HTTP parts")
     p.add_argument("--warmup-seconds", type=float, default=90,
-                   help="load other events for this long before measuring, so that Neo4j's JIT "
-                        "compiler has done its work, as on a long-running server (0: no warm-up)")
+                   help="load other events for this long, then one burst of the measured shape, "
+                        "before measuring, so that Neo4j's JIT compiler has done its work, as on a "
+                        "long-running server (0: no warm-up)")
     p.add_argument("--keep-store", action="store_true",
                    help="wipe the bench graph instead of starting from an empty store")
     p.add_argument("--json", type=Path, help="also write the results here")
