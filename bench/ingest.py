@@ -150,6 +150,16 @@ def together(work: Callable[[int], object], n: int) -> None:
         t.join()
 
 
+def send(url: str, bodies: list[list[bytes]]) -> None:
+    """Post each client's bodies (``bodies[k]``) from a thread of its own, all clients at once."""
+
+    def client(k: int) -> None:
+        for body in bodies[k]:
+            _post(url, body)
+
+    together(client, len(bodies))
+
+
 def _drain(log: SQLiteLog) -> None:
     """Wait until the worker's committed position covers everything in the log now."""
     last = log.last_seq()
@@ -180,7 +190,7 @@ def _warm_up(a: argparse.Namespace, url: str, log: SQLiteLog) -> dict[str, Any]:
         sent += len(chunk)
     events = warm(a.events)
     burst = payloads(events, a.clients, a.per_request)
-    together(lambda k: [_post(url, body) for body in burst[k]], a.clients)
+    send(url, burst)
     _drain(log)
     return {"events": sent, "burst": len(events), "seconds": round(time.perf_counter() - t_warm, 1)}
 
@@ -252,11 +262,7 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
         jvm0 = _jvm_thread_cpu(neo4j_pid)
         t0 = time.perf_counter()
 
-        def client(k: int) -> None:
-            for body in bodies[k]:
-                _post(url, body)
-
-        together(client, a.clients)
+        send(url, bodies)
         accepted_s = time.perf_counter() - t0
         _drain(log)
         loaded_s = time.perf_counter() - t0
