@@ -20,6 +20,11 @@ def _default_state_dir() -> Path:
     return Path(platformdirs.user_data_dir("lineage-graph", appauthor=False))
 
 
+# The worker's micro-batch bounds by default (Settings.worker_batch and ingest.worker.Worker)
+WORKER_BATCH = 10_000
+WORKER_BATCH_BYTES = 32 * 1024 * 1024
+
+
 class Settings(BaseSettings):
     """Everything configurable; build it with :func:`get_settings`, never at import time."""
 
@@ -89,8 +94,8 @@ class Settings(BaseSettings):
     """Keep events in the log (and exports) exactly as received, secrets included, instead of as
     scrubbed as the graph holds them (``ingest.secrets``). Opt in only where the log is as well
     guarded as the producers' own credentials."""
-    worker_batch: int = Field(default=10_000, ge=1)
-    worker_batch_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    worker_batch: int = Field(default=WORKER_BATCH, ge=1)
+    worker_batch_bytes: int = Field(default=WORKER_BATCH_BYTES, ge=1024)
     """The most events and bytes of event JSON the worker loads in one transaction. A backlog
     loads cheaper per event in larger batches (a job that ran several times in one batch writes its
     nodes and edges once): Neo4j's CPU per event 218-226 us at 10,000 against 258-313 at 5,000

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
+from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem, from_log
@@ -50,9 +51,9 @@ class BatchResult:
 
 
 class Worker:
-    def __init__(self, graph: Graph, events: EventLog, batch: int = 10_000,
+    def __init__(self, graph: Graph, events: EventLog, batch: int = WORKER_BATCH,
                  facet_max_bytes: int = 16_384, consumer: str = CONSUMER,
-                 batch_bytes: int = 32 * 1024 * 1024) -> None:
+                 batch_bytes: int = WORKER_BATCH_BYTES) -> None:
         self.graph = graph
         self.log = events
         self.batch = batch  # the configured bounds of a micro-batch
