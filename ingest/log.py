@@ -175,16 +175,16 @@ class SQLiteLog:
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]:
         """Up to ``limit`` entries after ``after``; with ``max_bytes``, stop once their bodies
         reach that size (the first entry always comes, however large)."""
-        cur = self._conn().execute(
-            "SELECT seq, received, body, checked FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after, limit))
+        cur = self._conn().execute("SELECT seq, received, body, checked FROM events WHERE seq > ? "
+                                   "ORDER BY seq LIMIT ?", (after, limit))
         entries: list[Entry] = []
         size = 0
         for seq, received, body, checked in cur:
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)
-            entries.append(Entry(seq, received, json.loads(body), bool(checked),
+            event = codec.read_checked(body) if checked == _CANONICAL else json.loads(body)
+            entries.append(Entry(seq, received, event, bool(checked),
                                  checked >= _SCRUBBED, hashlib.sha256(body.encode()).hexdigest()
                                  if checked == _CANONICAL else None))
         return entries

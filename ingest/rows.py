@@ -36,5 +36,9 @@ class Rows:
     """An event's lineage facet: its job or dataset, and what it declared (ingest.explicit_lineage)."""
 
     def extend(self, other: Rows) -> None:
-        for f in fields(self):
-            getattr(self, f.name).extend(getattr(other, f.name))
+        for name in KINDS:
+            getattr(self, name).extend(getattr(other, name))
+
+
+KINDS: tuple[str, ...] = tuple(f.name for f in fields(Rows))
+"""The names of the row lists (``dataclasses.fields`` costs about 7 us a call, twice per event)."""

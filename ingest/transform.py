@@ -7,7 +7,6 @@ last seen, and decide which of two events is newer whatever order they arrive in
 from __future__ import annotations
 
 import hashlib
-from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +15,7 @@ import orjson
 from ingest.column_lineage import column_lineage
 from ingest.explicit_lineage import explicit_lineage
 from ingest.facets import capped_json, facet_props, field_tags, flatten, lift, live, owners, tags
-from ingest.rows import Rows
+from ingest.rows import KINDS, Rows
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
 
@@ -81,8 +80,8 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
             "edges": tuple(edge_key(e) for e in edges)})
     # every row is stamped with its event: combine orders rows by it, and the loader keeps, per
     # property, the value of the latest stamp (docs/graph-model.md, "The latest value")
-    for f in fields(rows):
-        for row in getattr(rows, f.name):
+    for kind in KINDS:
+        for row in getattr(rows, kind):
             row["evt"] = event_stamp
     return rows
 

@@ -68,3 +68,40 @@ def test_a_scrubbed_log_entrys_digest_from_its_body_is_the_events_digest(
         assert entry.digest is None and not entry.scrubbed and entry.checked
         again = logged(entry.event, entry.scrubbed, entry.digest)
         assert isinstance(again, ValidEvent) and again.digest == event.digest
+
+
+def _typed(value: object) -> object:
+    """``value`` with each number's type beside it: 1 and 1.0 compare equal, but must not pass."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+def test_a_validated_log_body_reads_the_same_with_orjson_as_with_the_standard_library(
+        corpus: Path, tmp_path: Path) -> None:
+    """The worker reads the bodies of events the API validated with orjson (codec.read_checked):
+    for every valid corpus event, generated events, and one at the bounds the API lets through (64 levels,
+    the 64-bit limits, large and small floats, non-ASCII text), what it reads is what json reads,
+    types included."""
+    from bench.generate import events, tables
+
+    items = [i.obj for p in iter_paths([corpus]) for i in read_file(p) if i.error is None]
+    items += events(tables(100, seed=3), seed=3, days=2, starts=True)
+    edge: object = {"n": 1}
+    for _ in range(59):  # the innermost object at level 64: the event, job, facets, x, deep, 59 more
+        edge = {"a": edge}
+    items.append({"eventTime": "2024-05-01T00:00:00Z", "run": {"runId": "0190b4e4-0000-7000-8000-000000000001"},
+                  "job": {"namespace": "n", "name": "j", "facets": {"x": {
+                      "deep": edge, "ints": [2**63 - 1, -(2**63), 0, -1], "floats": [1e308, 5e-324, -0.0, 1.5, 1e16],
+                      "text": "é \u2028 \U0001F600 \\ \" /"}}}})
+    valid = [v for v in map(validate, items) if isinstance(v, ValidEvent)]
+    assert len(valid) > 400 and valid[-1].raw is items[-1]
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([v.raw for v in valid], checked=True, scrubbed=True)
+    entries = log.read(0, 10 * len(valid))
+    assert len(entries) == len(valid)
+    for entry, event in zip(entries, valid, strict=True):
+        (text,) = encode([event.raw])
+        assert _typed(entry.event) == _typed(json.loads(text)), entry.seq
