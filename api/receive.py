@@ -32,6 +32,7 @@ class BodyError(LineageError):
 @dataclass
 class Verdict:
     accepted: list[dict[str, Any]] = field(default_factory=list)
+    texts: list[str | None] = field(default_factory=list)  # each accepted one's log body, if made
     rejected: list[dict[str, Any]] = field(default_factory=list)  # {index, reasons}
 
 
@@ -74,4 +75,5 @@ def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Verdict:
             verdict.rejected.append({"index": index, "reasons": result})
         else:
             verdict.accepted.append(item.obj if keep_raw else result.raw)
+            verdict.texts.append(None if keep_raw else result.text)
     return verdict

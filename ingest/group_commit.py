@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import queue
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from ingest.log import EventLog, encode
@@ -37,10 +38,15 @@ class GroupCommitter:
         self._thread = threading.Thread(target=self._run, name="log-group-commit", daemon=True)
         self._thread.start()
 
-    def submit(self, events: list[dict[str, Any]]) -> asyncio.Future[list[int]]:
+    def submit(self, events: list[dict[str, Any]], texts: Sequence[str | None] | None = None
+               ) -> asyncio.Future[list[int]]:
         """On the event loop: append ``events`` with the current group; the future gets their
-        sequence numbers once they are durable, or the log's error (LogError)."""
-        bodies = encode(events)  # ValueError here fails this request alone, before any group
+        sequence numbers once they are durable, or the log's error (LogError). ``texts``: the
+        events' log bodies (``ingest.log.encode``) where already made, None where not."""
+        # ValueError here fails this request alone, before any group
+        bodies = encode(events) if texts is None else [
+            text if text is not None else encode([event])[0]
+            for event, text in zip(events, texts, strict=True)]
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[int]] = loop.create_future()
         group = self._pending.setdefault(loop, [])

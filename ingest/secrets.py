@@ -28,6 +28,8 @@ from typing import Any
 import ahocorasick
 import orjson
 
+from ingest import codec
+
 REDACTED = "***"
 
 # An object key names a secret when one of its words (split at separators and camelCase) is one
@@ -173,6 +175,12 @@ def may_hold_secrets(value: Any) -> bool:
         text = orjson.dumps(value).decode("utf-8")
     except (orjson.JSONEncodeError, UnicodeDecodeError):
         return True
+    return _text_may_hold_secrets(text)
+
+
+def _text_may_hold_secrets(text: str) -> bool:
+    """``may_hold_secrets`` of a value by its JSON text, in any key order: no rule's word crosses
+    from one JSON token to the next (none holds a quote, colon, comma or bracket)."""
     if "@" in text and _USERINFO.search(text):
         return True
     for _ in _WORDS.iter(text.lower()):
@@ -185,6 +193,19 @@ def scrub(value: Any) -> Any:
     if not may_hold_secrets(value):
         return value
     return redact(value)
+
+
+def scrub_encoded(value: Any) -> tuple[Any, str | None]:
+    """``scrub(value)``, and when nothing needed scrubbing, its canonical JSON text as the event
+    log stores it (:func:`ingest.log.encode`): the API then encodes each event once, for this
+    look and for the log, instead of twice."""
+    try:
+        text = codec.canonical(value).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return redact(value), None
+    if _text_may_hold_secrets(text):
+        return redact(value), None
+    return value, text
 
 
 def redact(value: Any) -> Any:

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from ingest import codec
 from ingest.bounds import problems
 from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
-from ingest.secrets import scrub
+from ingest.secrets import scrub, scrub_encoded
 from ingest.times import parse_time
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
@@ -38,6 +38,9 @@ class ValidEvent:
     event_type: str | None
     known_digest: str | None = field(default=None, repr=False, compare=False)
     """The digest of ``raw`` when the caller knows it (the event log's canonical entries)."""
+    text: str | None = field(default=None, repr=False, compare=False)
+    """``raw``'s canonical JSON (``ingest.log.encode``), when validation made it (see
+    ``ingest.secrets.scrub_encoded``): the API logs it as it is."""
 
     @cached_property
     def digest(self) -> str:
@@ -90,7 +93,8 @@ def validate(obj: Any) -> ValidEvent | list[str]:
             _check_dataset(ds, f"{side}[{i}]", reasons)
     if reasons or event_time is None:
         return reasons
-    return ValidEvent(kind, scrub(obj), event_time, str(time_raw), run_id, event_type)
+    scrubbed, text = scrub_encoded(obj)
+    return ValidEvent(kind, scrubbed, event_time, str(time_raw), run_id, event_type, text=text)
 
 
 def logged(obj: Any, scrubbed: bool = False, digest: str | None = None) -> ValidEvent | list[str]:

@@ -99,7 +99,7 @@ async def _drain(stream: AsyncIterator[bytes], bound: int | None = None) -> None
 async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]) -> JSONResponse:
     counters = found.counters
     try:
-        queued = found.committer().submit(verdict.accepted)
+        queued = found.committer().submit(verdict.accepted, verdict.texts)
     except ValueError as e:  # validation lets no such event through: a last guard
         counters.add(rejected={"invalid_event": len(verdict.accepted)}, status=400)
         return errors.answer(400, f"events cannot be stored: {e}")

@@ -1,4 +1,6 @@
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,3 +146,33 @@ def test_an_event_logged_as_scrubbed_is_not_scrubbed_again(monkeypatch: pytest.M
     assert scrubbed == [] and valid.event.raw is event
     list(validate_items([RawItem("log#2", obj=event, checked=True)], IngestReport()))
     assert scrubbed == [event]
+
+
+def _corpus_and_generated(corpus: Path) -> list[Any]:
+    from bench.generate import events, tables
+    from ingest.read import iter_paths, read_file
+
+    items = [i.obj for p in iter_paths([corpus]) for i in read_file(p) if i.error is None]
+    return items + list(events(tables(50, seed=5), seed=5, days=2, starts=True))
+
+
+def test_validation_makes_the_log_body_unless_it_scrubbed_something(corpus: Path) -> None:
+    """The API logs the canonical text validation made when it looked for secrets: it must be
+    the text ingest.log.encode writes, and there is none for an event that was scrubbed."""
+    from ingest.log import encode
+
+    made = 0
+    for event in _corpus_and_generated(corpus):
+        result = validate(event)
+        if not isinstance(result, ValidEvent):
+            continue
+        if result.text is not None:
+            made += 1
+            assert result.raw is event and result.text == encode([event])[0]
+        else:
+            assert result.raw is not event  # a scrubbed copy: encoded when logged
+    assert made > 250
+    secret = validate(run_event("COMPLETE", str(uuid.uuid4()), run_facets={
+        "conn": {"url": "postgres://erin:PW@host:5432/db"}}))
+    assert isinstance(secret, ValidEvent) and secret.text is None
+    assert "PW" not in encode([secret.raw])[0]
