@@ -13,13 +13,21 @@ from ingest.facets import flatten, live
 INDIRECT_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"})
 
 
+# A column edge as transform keeps it for a job's lineage version: ingest.transform.edge_key's
+# eight parts, then masking and description (ingest.plan makes rows of those it writes).
+Compact = tuple[str, str, str, str, str, str, str, str, bool, "str | None"]
+
+
 def column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | None,
                    t: datetime, column_edges: list[dict[str, Any]],
-                   dataset_edges: list[dict[str, Any]]) -> None:
+                   dataset_edges: list[dict[str, Any]], compact: list[Compact] | None = None
+                   ) -> None:
     """Column edges of an output: one per input field and transformation of each output field,
     and for each dataset-wide input field (``columnLineage.dataset``: a filter, join or group-by
     column that affects the whole output) one to every output field; one dataset edge per input
-    dataset named."""
+    dataset named. With ``compact`` the column edges go there as tuples, not rows: most of a
+    batch's belong to versions Neo4j only touches (ingest.plan), and making a row of each was
+    about a fifth of the worker's preparation (docs/benchmarks.md, "Session 27")."""
     lineage = live(ds.get("facets"), "columnLineage")
     if lineage is None:
         return
@@ -32,10 +40,14 @@ def column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | N
     def edge(out_col: str, field_: dict[str, Any], spec: dict[str, Any]) -> None:
         src = (field_["namespace"], field_["name"])
         for kind, subtype, masking, description in transformations(field_, spec):
-            column_edges.append({
-                **base, "outColumn": out_col, "inNamespace": src[0], "inDataset": src[1],
-                "inColumn": field_["field"], "type": kind, "subtype": subtype,
-                "masking": masking, "description": description})
+            if compact is not None:
+                compact.append((out_ns, out_name, out_col, src[0], src[1], field_["field"], kind,
+                                subtype, masking, description))
+            else:
+                column_edges.append({
+                    **base, "outColumn": out_col, "inNamespace": src[0], "inDataset": src[1],
+                    "inColumn": field_["field"], "type": kind, "subtype": subtype,
+                    "masking": masking, "description": description})
             sources.setdefault(src, set()).add(subtype)
 
     for out_col, spec in fields_.items():

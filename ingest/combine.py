@@ -124,8 +124,12 @@ def _merge_many(group: list[dict[str, Any]], special: tuple[str, ...]) -> dict[s
             merged["digests"] = digests
         else:
             merged[name] = sorted({s for row in group for s in row.get(name) or []})
-    merged["firstSeen"] = group[0]["time"]
-    merged["lastSeen"] = group[-1]["time"]
+    if "firstSeen" in merged:  # rows already merged once (ingest.plan's compact column edges)
+        merged["firstSeen"] = min(row.get("firstSeen", row["time"]) for row in group)
+        merged["lastSeen"] = max(row.get("lastSeen", row["time"]) for row in group)
+    else:
+        merged["firstSeen"] = group[0]["time"]
+        merged["lastSeen"] = group[-1]["time"]
     return merged
 
 
@@ -147,7 +151,8 @@ def _merge_one(row: dict[str, Any], special: tuple[str, ...]) -> dict[str, Any]:
             merged["digests"] = list(dict.fromkeys(row.get("digests") or []))
         else:
             merged[name] = sorted(set(row.get(name) or []))
-    merged["firstSeen"] = merged["lastSeen"] = row["time"]
+    merged["firstSeen"] = row.get("firstSeen", row["time"])
+    merged["lastSeen"] = row.get("lastSeen", row["time"])
     return merged
 
 

@@ -4,14 +4,12 @@ I/O of ingest. One write transaction per batch, one UNWIND query per row kind.""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
 from graph.db import Graph, Step
 from graph.errors import QueryError
-from ingest.combine import combine_kind
+from ingest.members import Members, column_rows, edge_rows, wire
 from ingest.rows import Rows
 from ingest.transform import edge_key
 
@@ -48,38 +46,6 @@ _CURRENT_MAX = 500_000
 _COUNTS_DUPLICATES = ("ingest/datasets", "ingest/jobs", "ingest/runs")
 
 
-_WIRE_TIMES = ("firstSeen", "lastSeen", "stateTime")
-
-
-def _wire(row: dict[str, Any], keep_stamp: bool = False) -> dict[str, Any]:
-    """The row as the queries take it: times as ISO strings, without the combine-only ``time``.
-
-    The driver converts each Python datetime through neo4j.time, which cost most of the worker's
-    own CPU on realistic events; strings pack cheaply and the queries turn them back with
-    datetime(). ``time`` only orders rows inside ``combine`` (firstSeen/lastSeen carry it on), and
-    so does the event stamp ``evt``, except for columns (their type and description follow it).
-    """
-    out = row.copy()
-    out.pop("time", None)
-    if not keep_stamp:
-        out.pop("evt", None)
-    for k in _WIRE_TIMES:
-        v = out.get(k)
-        if isinstance(v, datetime):
-            out[k] = _iso(v)
-    state_times: dict[str, Any] | None = row.get("stateTimes")
-    if state_times is not None:
-        out["stateTimes"] = {k: _iso(v) if isinstance(v, datetime) else v
-                             for k, v in state_times.items()}
-    return out
-
-
-@lru_cache(maxsize=65_536)
-def _iso(t: datetime) -> str:
-    """An event time as ISO text (the rows of one event share its time: each is formatted once)."""
-    return t.isoformat()
-
-
 class Plan:
     """The writes of one combined batch, in two rounds of one transaction.
 
@@ -104,7 +70,7 @@ class Plan:
         self.schemas = _newest_by_key(rows.schemas, _SCHEMA_KEY)
         self.lineages = _newest_by_key(rows.lineages, _LINEAGE_KEY)
         self.first: list[Step] = [(name, {"rows": params}) for kind, name in _FIRST
-                                  if (params := [_wire(r) for r in getattr(rows, kind)])]
+                                  if (params := [wire(r) for r in getattr(rows, kind)])]
         self.versions = [(name, versions) for name, versions in (
             ("ingest/schemas", self.schemas), ("ingest/lineages", self.lineages)) if versions]
         self.first += [(name, {"rows": [_version(v) for v in versions.values()]})
@@ -112,12 +78,14 @@ class Plan:
         likely = {name: {k for k, v in versions.items()
                          if not v["force"] and _CURRENT.get((name, k)) == v["digest"]}
                   for name, versions in self.versions}
-        self.columns = _Members("columns", rows.columns, _SCHEMA_KEY, self.schemas,
-                                likely.get("ingest/schemas", set()), lambda r: not r["written"])
+        self.columns = Members("columns", rows.columns, _SCHEMA_KEY, self.schemas,
+                               likely.get("ingest/schemas", set()), lambda r: not r["written"],
+                               rows.schemas, column_rows)
         # a declared edge (a JobEvent's or DatasetEvent's lineage facet) is never in a version
-        self.edges = _Members("column_edges", rows.column_edges, _LINEAGE_KEY, self.lineages,
+        self.edges = Members("column_edges", rows.column_edges, _LINEAGE_KEY, self.lineages,
                               likely.get("ingest/lineages", set()),
-                              lambda r: r.get("declared") is not None)
+                              lambda r: r.get("declared") is not None,
+                              [r for r in rows.lineages if r.get("compact")], edge_rows)
 
     def then(self, results: Sequence[list[dict[str, Any]]]) -> list[Step]:
         """The second round, given the results of the first (which versions were not touched,
@@ -147,11 +115,11 @@ class Plan:
             if kind == "columns":
                 params = columns
             elif kind == "column_keys":
-                params = _edge_columns(self.rows.columns, edges)
+                params = _edge_columns(self.rows, edges)
             elif kind == "column_edges":
                 params = edges
             else:
-                params = [_wire(r) for r in getattr(self.rows, kind)]
+                params = [wire(r) for r in getattr(self.rows, kind)]
             if params:
                 plan.append((name, {"rows": params}))
         return plan + _refreshes(self.rows, plan)
@@ -163,7 +131,7 @@ def _refreshes(rows: Rows, plan: list[Step]) -> list[Step]:
     edges are current (docs/graph-model.md)."""
     steps: list[Step] = []
     # a new name or column of a table with several names: make them one identity
-    named = {(r["namespace"], r["dataset"]) for r in rows.columns}
+    named = {(r["namespace"], r["dataset"]) for r in rows.columns + rows.schemas}
     named |= {(r["namespace"], r["dataset"]) for r in plan_columns(plan)}
     named |= {(r[ns], r[n]) for r in rows.symlinks
               for ns, n in (("namespace", "name"), ("aliasNamespace", "aliasName"))}
@@ -194,37 +162,6 @@ def _refreshes(rows: Rows, plan: list[Step]) -> list[Step]:
 def plan_columns(plan: list[Step]) -> list[dict[str, Any]]:
     """The columns that column edges of the plan name (the rows of ingest/column_keys)."""
     return next((params["rows"] for name, params in plan if name == "ingest/column_keys"), [])
-
-
-class _Members:
-    """The columns (or column edges) of a batch by the version they belong to: combined and made
-    ready for the queries ahead for versions likely to be written, left raw for those likely to
-    be touched."""
-
-    def __init__(self, kind: str, rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any],
-                 versions: dict[Any, dict[str, Any]], likely_touched: set[Any],
-                 always: Callable[[dict[str, Any]], bool] = lambda r: False) -> None:
-        self.kind = kind
-        self.key = key
-        ahead, self.later = [], []
-        for r in rows:
-            k = key(r)
-            # rows outside any version (a reader's schema, a DatasetEvent's lineage) are written
-            if always(r) or k not in versions or k not in likely_touched:
-                ahead.append(r)
-            else:
-                self.later.append(r)
-        self.ahead = [_wire(r, kind == "columns") for r in combine_kind(kind, ahead)]
-        self.versions = versions
-        self.always = always
-
-    def written(self, missed: set[Any]) -> list[dict[str, Any]]:
-        """The combined rows to write (as the queries take them), given the versions that were
-        not touched."""
-        rows = [r for r in self.ahead
-                if self.always(r) or self.key(r) not in self.versions or self.key(r) in missed]
-        return rows + [_wire(r, self.kind == "columns") for r in combine_kind(
-            self.kind, (r for r in self.later if self.key(r) in missed))]
 
 
 def _stamp(rows: list[dict[str, Any]], versions: dict[Any, dict[str, Any]], current: set[Any],
@@ -266,19 +203,21 @@ def _newest_by_key(versions: list[dict[str, Any]], key: Callable[[dict[str, Any]
 def _version(group: dict[str, Any]) -> dict[str, Any]:
     """A schema or lineage row as the touch and switch queries take it: without its members (a
     schema keeps the names of its columns, in order: the dataset's current columns)."""
-    out = _wire(group)
+    out = wire(group)
     if "columns" in out:
         out["columnNames"] = list(out.pop("columns"))
-    out.pop("edges", None)
+    for kept in ("edges", "compact", "flat"):  # members: not the query's
+        out.pop(kept, None)
     return out
 
 
-def _edge_columns(columns: list[dict[str, Any]], edges: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Columns named by the column edges to write but not by a schema row of this batch (the
+def _edge_columns(rows: Rows, edges: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Columns named by the column edges to write but not by a schema of this batch (the
     columns of a touched schema exist: they were written when that schema became current)."""
     if not edges:
         return []
-    known = {(r["namespace"], r["dataset"], r["name"]) for r in columns}
+    known = {(r["namespace"], r["dataset"], r["name"]) for r in rows.columns}
+    known |= {(r["namespace"], r["dataset"], name) for r in rows.schemas for name in r["columns"]}
     ends = {end for e in edges
             for end in ((e["outNamespace"], e["outDataset"], e["outColumn"]),
                         (e["inNamespace"], e["inDataset"], e["inColumn"]))} - known

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ingest.column_lineage import column_lineage
+from ingest.column_lineage import Compact, column_lineage
 from ingest.explicit_lineage import explicit_lineage
 from ingest.facets import capped_json, facet_props, field_tags, flatten, lift, live, owners, tags
 from ingest.rows import KINDS, Rows
@@ -54,6 +54,8 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
     explicit = explicit_lineage(raw, event.kind, job_ref, event.run_id, t, event_stamp, rows)
     if event.kind == "DatasetEvent" and not explicit:
         column_lineage(raw["dataset"], ("", ""), None, t, rows.column_edges, rows.dataset_edges)
+    # a job's column lineage from columnLineage facets: kept whole on its version (lineages)
+    compact: list[Compact] | None = [] if job_ref is not None and not explicit else None
     for side in ("inputs", "outputs"):
         for ds in raw.get(side) or []:
             version = _dataset(ds, t, facet_max_bytes, rows, written=side == "outputs")
@@ -67,17 +69,18 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
                 target.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
             if side == "outputs" and not explicit:
                 column_lineage(ds, job_ref or ("", ""), event.run_id, t, rows.column_edges,
-                               rows.dataset_edges)
+                               rows.dataset_edges, compact)
     if job_ref is not None:
         _named_inputs(rows, job_ref, event.run_id, t)
     # a job's declared lineage (JobEvent) is written edge by edge, never as a version: a new
     # declaration replaces the old (ingest/declarations)
-    edges = [e for e in rows.column_edges if e.get("declared") is None]
-    if job_ref is not None and edges:
+    parts = compact or [(*edge_key(e), e["masking"], e["description"])
+                        for e in rows.column_edges if e.get("declared") is None]
+    if job_ref is not None and parts:
         rows.lineages.append({
             "jobNamespace": job_ref[0], "jobName": job_ref[1], "runId": event.run_id, "time": t,
-            "digest": _digest([(*edge_key(e), e["masking"], e["description"]) for e in edges]),
-            "edges": tuple(edge_key(e) for e in edges)})
+            "digest": _digest(parts), "edges": tuple(p[:8] for p in parts),
+            "compact": compact or None})
     # every row is stamped with its event: combine orders rows by it, and the loader keeps, per
     # property, the value of the latest stamp (docs/graph-model.md, "The latest value")
     for kind in KINDS:
@@ -214,14 +217,16 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
     schema = live(facets, "schema")
     flat = flatten((schema or {}).get("fields") or [])
     if written and flat:
-        rows.schemas.append({"namespace": ns, "dataset": name, "time": t, "digest": _digest(flat),
-                             "columns": tuple(c[0] for c in flat)})
-    for col_name, col_type, description in flat:
         # written: the schema came from the dataset's producer (an output or a DatasetEvent), not
-        # from a reader, whose schema may be pruned to the columns it read
-        rows.columns.append({"namespace": ns, "dataset": name, "name": col_name,
-                             "type": col_type, "description": description, "time": t,
-                             "written": written})
+        # from a reader, whose schema may be pruned to the columns it read. Its columns stay on
+        # its version (ingest.members.column_rows makes the rows of those written).
+        rows.schemas.append({"namespace": ns, "dataset": name, "time": t, "digest": _digest(flat),
+                             "columns": tuple(c[0] for c in flat), "flat": flat})
+    elif not written:
+        for col_name, col_type, description in flat:
+            rows.columns.append({"namespace": ns, "dataset": name, "name": col_name,
+                                 "type": col_type, "description": description, "time": t,
+                                 "written": False})
     for alias in (live(facets, "symlinks") or {}).get("identifiers") or []:
         rows.symlinks.append({"namespace": ns, "name": name, "aliasNamespace": alias["namespace"],
                               "aliasName": alias["name"], "type": alias.get("type") or "",

@@ -3,6 +3,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.combine import combine
+from ingest.members import column_rows, edge_rows
 from ingest.read import iter_paths, read_file
 from ingest.rows import Rows
 from ingest.transform import transform
@@ -19,12 +20,17 @@ def _rows(*events: dict[str, Any]) -> Rows:
     return rows
 
 
+def _edges(rows: Rows) -> list[dict[str, Any]]:
+    """Column edge rows: those transform made, and those it kept compact on lineage versions."""
+    return rows.column_edges + [e for r in rows.lineages if r.get("compact") for e in edge_rows(r)]
+
+
 def test_column_lineage_keeps_type_subtype_and_masking() -> None:
     out = dataset("clean", lineage={"email_hash": [("raw", "email", "DIRECT", "MASKED")],
                                     "id": [("raw", "id", "DIRECT", "IDENTITY")]})
     rows = _rows(run_event("COMPLETE", str(uuid.uuid4()), "clean_job", outputs=[out]))
     got = {(e["outColumn"], e["inDataset"], e["inColumn"], e["type"], e["subtype"], e["masking"])
-           for e in rows.column_edges}
+           for e in _edges(rows)}
     assert got == {("email_hash", "raw", "email", "DIRECT", "MASKED", True),
                    ("id", "raw", "id", "DIRECT", "IDENTITY", False)}
     assert [(e["outDataset"], e["inName"], e["subtypes"]) for e in rows.dataset_edges] == [
@@ -35,7 +41,7 @@ def test_legacy_transformation_type_becomes_the_subtype() -> None:
     out = {"namespace": "ns", "name": "o", "facets": {"columnLineage": {"fields": {"c": {
         "inputFields": [{"namespace": "ns", "name": "i", "field": "c"}],
         "transformationType": "IDENTITY", "transformationDescription": "copied"}}}}}
-    [edge] = _rows(run_event("COMPLETE", str(uuid.uuid4()), outputs=[out])).column_edges
+    [edge] = _edges(_rows(run_event("COMPLETE", str(uuid.uuid4()), outputs=[out])))
     assert (edge["type"], edge["subtype"], edge["description"]) == ("DIRECT", "IDENTITY", "copied")
 
 
@@ -74,7 +80,10 @@ def test_only_producers_schemas_count_as_written() -> None:
     event = run_event("COMPLETE", str(uuid.uuid4()),
                       inputs=[dataset("src", columns=["id"])], outputs=[dataset("dst", columns=["id"])])
     rows = _rows(event)
-    assert {(c["dataset"], c["written"]) for c in rows.columns} == {("src", False), ("dst", True)}
+    written = [c for r in rows.schemas for c in column_rows(r)]
+    assert {(c["dataset"], c["written"]) for c in rows.columns + written} == {
+        ("src", False), ("dst", True)}
+    assert [c["dataset"] for c in rows.columns] == ["src"]  # the written one stays whole
 
 
 def test_a_written_schema_and_a_jobs_lineage_are_digested_whole() -> None:
