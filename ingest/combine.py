@@ -124,7 +124,7 @@ def _merge_many(group: list[dict[str, Any]], special: tuple[str, ...]) -> dict[s
             merged["digests"] = digests
         else:
             merged[name] = sorted({s for row in group for s in row.get(name) or []})
-    if "firstSeen" in merged:  # rows already merged once (ingest.plan's compact column edges)
+    if "firstSeen" in merged:  # rows merged once: ingest.members' rows of whole versions
         merged["firstSeen"] = min(row.get("firstSeen", row["time"]) for row in group)
         merged["lastSeen"] = max(row.get("lastSeen", row["time"]) for row in group)
     else:
