@@ -91,10 +91,7 @@ def edge_rows(lineage: dict[str, Any]) -> list[dict[str, Any]]:
     rows of the version's events in this batch, merged, would be (their run, times and stamp);
     of one event's lineage row (not merged), as that event's rows."""
     common = {"jobNamespace": lineage["jobNamespace"], "jobName": lineage["jobName"],
-              "runId": lineage.get("runId"), "time": lineage.get("lastSeen", lineage["time"]),
-              "firstSeen": lineage.get("firstSeen", lineage["time"]),
-              "lastSeen": lineage.get("lastSeen", lineage["time"]),
-              "evt": lineage["evt"]}
+              "runId": lineage.get("runId"), **_seen(lineage)}
     return [{**common, "outNamespace": c[0], "outDataset": c[1], "outColumn": c[2],
              "inNamespace": c[3], "inDataset": c[4], "inColumn": c[5], "type": c[6],
              "subtype": c[7], "masking": c[8], "description": c[9]}
@@ -105,8 +102,13 @@ def column_rows(schema: dict[str, Any]) -> list[dict[str, Any]]:
     """The column rows of a written schema version (transform keeps its columns whole, as
     ``flat``): as :func:`edge_rows` does for a lineage."""
     common = {"namespace": schema["namespace"], "dataset": schema["dataset"], "written": True,
-              "time": schema.get("lastSeen", schema["time"]),
-              "firstSeen": schema.get("firstSeen", schema["time"]),
-              "lastSeen": schema.get("lastSeen", schema["time"]), "evt": schema["evt"]}
+              **_seen(schema)}
     return [{**common, "name": name, "type": kind, "description": description}
             for name, kind, description in schema["flat"]]
+
+
+def _seen(version: dict[str, Any]) -> dict[str, Any]:
+    """The times and stamp a version's member rows take: those of the version's events in the
+    batch (merged: first and last seen; one event's row: its time)."""
+    first, last = version.get("firstSeen", version["time"]), version.get("lastSeen", version["time"])
+    return {"time": last, "firstSeen": first, "lastSeen": last, "evt": version["evt"]}
