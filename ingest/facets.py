@@ -71,9 +71,11 @@ def flatten(fields_: list[dict[str, Any]], prefix: str = ""
     """A schema facet's fields, nested ones as ``parent.child``: (name, type, description)."""
     flat = []
     for f in fields_:
-        name = f"{prefix}{f['name']}"
+        name = prefix + f["name"] if prefix else f["name"]
         flat.append((name, f.get("type"), f.get("description")))
-        flat.extend(flatten(f.get("fields") or [], f"{name}."))
+        nested = f.get("fields")
+        if nested:  # most fields have none: no call for them (a schema's fields add up)
+            flat.extend(flatten(nested, f"{name}."))
     return flat
 
 

@@ -5,15 +5,20 @@
 // :param rows => [{runId: '0190b4e4-0000-7000-8000-000000000001', parentRunId: '0190b4e4-0000-7000-8000-000000000002', parentJobNamespace: 'example', parentJobName: 'nightly_dag', rootRunId: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
 // the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
 CYPHER replan=skip
+// a few parents have many children (a DAG run's tasks): each parent run and job once
+UNWIND $rows AS link
+WITH DISTINCT link.parentRunId AS runId, link.parentJobNamespace AS namespace, link.parentJobName AS name
+MERGE (p:Run {runId: runId})
+  ON CREATE SET p.stub = true, p.jobNamespace = namespace, p.jobName = name
+MERGE (pj:Job {namespace: namespace, name: name})
+  ON CREATE SET pj.stub = true
+MERGE (p)-[:OF]->(pj)
+WITH count(*) AS parents
 UNWIND $rows AS wire
 // times travel as ISO strings (the driver packs Python datetimes slowly)
 WITH wire {.*, firstSeen: datetime(wire.firstSeen), lastSeen: datetime(wire.lastSeen)} AS row
 MATCH (r:Run {runId: row.runId}) USING INDEX SEEK r:Run(runId)  // a seek even while the graph is young
-MERGE (p:Run {runId: row.parentRunId})
-  ON CREATE SET p.stub = true, p.jobNamespace = row.parentJobNamespace, p.jobName = row.parentJobName
-MERGE (pj:Job {namespace: row.parentJobNamespace, name: row.parentJobName})
-  ON CREATE SET pj.stub = true
-MERGE (p)-[:OF]->(pj)
+MATCH (p:Run {runId: row.parentRunId}) USING INDEX SEEK p:Run(runId)
 MERGE (r)-[x:PARENT]->(p)
 SET r.rootRunId = coalesce(row.rootRunId, r.rootRunId),
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
