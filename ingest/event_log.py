@@ -14,6 +14,11 @@ class LogError(LineageError):
     """The event log cannot be written or read."""
 
 
+WORKER = "neo4j"
+"""The consumer whose position says how far the graph holds the log: the worker's, and also
+that of ``lineage ingest``, which loads what it appends itself."""
+
+
 @dataclass(frozen=True)
 class Entry:
     seq: int
@@ -26,6 +31,17 @@ class Entry:
     digest: str | None = None
     """Its identity digest (ingest.validate.event_digest), when the log knows it without encoding
     the event again."""
+
+
+@dataclass(frozen=True)
+class BulkLoad:
+    """Events loaded into the graph without passing through the log (``lineage ingest --engine
+    spark``): the log records where they came from, since a replay cannot rebuild them."""
+
+    id: int
+    source: str
+    events: int
+    loaded_at: float
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,10 @@ class EventLog(Protocol):
     def received_at(self, seq: int) -> float | None: ...
     def position(self, consumer: str) -> int: ...
     def commit(self, consumer: str, seq: int) -> None: ...
+    def advance(self, consumer: str, expected: int, seq: int) -> bool: ...
+    def record_bulk_load(self, source: str, events: int) -> None: ...
+    def bulk_loads(self) -> list[BulkLoad]: ...
+    def forget_bulk_loads(self) -> None: ...
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None: ...
     def dead_letters(self, include_resolved: bool = False) -> list[DeadLetter]: ...
     def dead_letter_count(self) -> int: ...

@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 
 from graph.private import private_dir, private_file
 from ingest import codec
-from ingest.event_log import DeadLetter, Entry, EventLog, LogError
+from ingest.event_log import BulkLoad, DeadLetter, Entry, EventLog, LogError
 
-__all__ = ["DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog", "encode", "open_log"]
+__all__ = ["BulkLoad", "DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog", "encode", "open_log"]
 
 
 def open_log(path: Path) -> EventLog:
@@ -51,6 +51,12 @@ CREATE TABLE IF NOT EXISTS positions (
 CREATE TABLE IF NOT EXISTS stats (
     key TEXT PRIMARY KEY,
     value REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bulk_loads (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    loaded_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS dead_letters (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -247,6 +253,33 @@ class SQLiteLog:
             "INSERT INTO positions (consumer, seq, updated) VALUES (?, ?, ?) "
             "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated = excluded.updated",
             (consumer, seq, time.time()))
+
+    @_log_errors
+    def advance(self, consumer: str, expected: int, seq: int) -> bool:
+        """Move ``consumer``'s position from ``expected`` to ``seq``, only if it is still at
+        ``expected``: a loader that appended and loaded entries itself takes the worker's
+        position past them without ever moving it back past what the worker did meanwhile."""
+        conn = self._conn()
+        if expected == 0:
+            conn.execute("INSERT OR IGNORE INTO positions (consumer, seq, updated) VALUES (?, 0, ?)",
+                         (consumer, time.time()))
+        cur = conn.execute("UPDATE positions SET seq = ?, updated = ? WHERE consumer = ? AND seq = ?",
+                           (seq, time.time(), consumer, expected))
+        return cur.rowcount == 1
+
+    @_log_errors
+    def record_bulk_load(self, source: str, events: int) -> None:
+        self._conn().execute("INSERT INTO bulk_loads (source, events, loaded_at) VALUES (?, ?, ?)",
+                             (source, events, time.time()))
+
+    @_log_errors
+    def bulk_loads(self) -> list[BulkLoad]:
+        cur = self._conn().execute("SELECT id, source, events, loaded_at FROM bulk_loads ORDER BY id")
+        return [BulkLoad(*row) for row in cur]
+
+    @_log_errors
+    def forget_bulk_loads(self) -> None:
+        self._conn().execute("DELETE FROM bulk_loads")
 
     @_log_errors
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
+from ingest.event_log import WORKER, EventLog
+from ingest.log import encode
 from ingest.plan import Plan, load
 from ingest.read import RawItem
 from ingest.rows import Rows
@@ -110,15 +112,26 @@ class Prepared:
 
     batch: list[Located]
     plan: Plan
+    seqs: list[int] = field(default_factory=list)
+    """Where the journal appended the batch's events (one per event), when there is one."""
 
 
 class Ingester:
-    """Loads valid events into the graph in batches; remembers digests seen in this session."""
+    """Loads valid events into the graph in batches; remembers digests seen in this session.
 
-    def __init__(self, graph: Graph, batch_size: int = 500, facet_max_bytes: int = 16_384) -> None:
+    With a ``journal`` (an ingest that does not read the event log: files, aliases) each batch's
+    events are appended to the log before they are written, so that the log stays the record
+    of what the graph holds and a replay rebuilds it. Once the batch is in Neo4j the worker's
+    position moves past those entries if nothing else came between (the worker would otherwise
+    load them again, harmlessly), and an event Neo4j refused is dead-lettered as the worker
+    would."""
+
+    def __init__(self, graph: Graph, batch_size: int = 500, facet_max_bytes: int = 16_384,
+                 journal: EventLog | None = None) -> None:
         self.graph = graph
         self.batch_size = batch_size
         self.facet_max_bytes = facet_max_bytes
+        self.journal = journal
         self._seen: set[str] = set()
 
     def ingest(self, items: Iterable[RawItem], report: IngestReport,
@@ -145,10 +158,18 @@ class Ingester:
             self._seen.add(located.event.digest)
             batch.append(located)
             if len(batch) >= self.batch_size:
-                yield self._rows(batch, report)
+                yield self._journaled(self._rows(batch, report))
                 batch = []
         if batch:
-            yield self._rows(batch, report)
+            yield self._journaled(self._rows(batch, report))
+
+    def _journaled(self, prepared: Prepared) -> Prepared:
+        if self.journal is None or not prepared.batch:
+            return prepared
+        seqs = self.journal.append_encoded(
+            [located.event.text or encode([located.event.raw])[0] for located in prepared.batch],
+            checked=True, scrubbed=True)
+        return Prepared(prepared.batch, prepared.plan, seqs)
 
     def _rows(self, batch: list[Located], report: IngestReport | None = None) -> Prepared:
         """The batch's combined rows. An event whose transform fails is left out and rejected
@@ -188,7 +209,16 @@ class Ingester:
 
     def load(self, prepared: Prepared, report: IngestReport) -> None:
         """Write one prepared batch in one transaction (split until a refused event is alone)."""
+        refused = len(report.rejected)
         self._load(prepared.batch, report, prepared.plan)
+        if self.journal is not None and prepared.seqs:
+            seq_of = {located.where: (seq, located.event.raw)
+                      for located, seq in zip(prepared.batch, prepared.seqs, strict=True)}
+            for rejection in report.rejected[refused:]:
+                if rejection.where in seq_of:
+                    seq, raw = seq_of[rejection.where]
+                    self.journal.add_dead_letter(seq, raw, "; ".join(rejection.reasons))
+            self.journal.advance(WORKER, prepared.seqs[0] - 1, prepared.seqs[-1])
 
     def _load(self, batch: list[Located], report: IngestReport, plan: Plan | None = None) -> None:
         if not batch:

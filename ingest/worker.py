@@ -30,13 +30,14 @@ from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
 from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES
+from ingest.event_log import WORKER
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem, from_log
 
 log = logging.getLogger(__name__)
 
-CONSUMER = "neo4j"
+CONSUMER = WORKER
 # How long a thread may hold the GIL while another waits for it (Python's default: 5 ms); see run().
 SWITCH_INTERVAL = 0.0005
 

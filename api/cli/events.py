@@ -23,10 +23,18 @@ T = TypeVar("T")
 def replay_cmd(
     wipe: Annotated[bool, typer.Option("--wipe", help="Empty the graph first (it must be empty "
                                                        "otherwise).")] = False,
+    forget_bulk_loads: Annotated[bool, typer.Option(
+        "--forget-bulk-loads", help="With --wipe: drop what `lineage ingest --engine spark` "
+                                    "loaded (the log holds only where it came from; load those "
+                                    "paths again after the replay to keep it).")] = False,
     engine: Annotated[str, typer.Option(help="python, or spark (exports the log to Parquet and "
                                              "loads it in Spark partitions).")] = "python",
 ) -> None:
-    """Rebuild the graph from the event log alone, from its first event."""
+    """Rebuild the graph from the event log alone, from its first event.
+
+    Everything the API, `lineage ingest` and `lineage alias` loaded is in the log. A Spark bulk
+    load is not (the log records its paths): `--wipe` refuses to drop it unless
+    `--forget-bulk-loads` says so."""
     import tempfile
 
     from ingest.export import export_parquet
@@ -47,13 +55,21 @@ def replay_cmd(
             if nodes and not wipe:
                 raise fail(f"the graph holds {nodes} nodes: replay rebuilds an empty graph; "
                            "add --wipe to empty it first", code=2)
+            bulk = events.bulk_loads()
+            if nodes and bulk and not forget_bulk_loads:
+                raise fail("the graph holds events the log cannot rebuild, loaded with `lineage "
+                           "ingest --engine spark` from: "
+                           + "; ".join(f"{b.source} ({b.events} events)" for b in bulk)
+                           + ". Add --forget-bulk-loads to replay without them (then load those "
+                           "paths again), or keep this graph", code=2)
             if nodes:
                 graph.run_statements("admin/wipe")
+            events.forget_bulk_loads()  # the graph is empty now: it holds none of them
             if engine == "spark":
                 last = events.last_seq()
                 with tempfile.TemporaryDirectory() as tmp:
                     export_parquet(events, Path(tmp))
-                    spark_ingest_files(settings, [tmp], "local[*]", 20)
+                    spark_ingest_files(settings, [tmp], "local[*]", 20, record=False)
                 events.commit(CONSUMER, last)
                 return
             ingester = make_ingester(graph, settings, None)

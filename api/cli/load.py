@@ -17,6 +17,7 @@ from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph
+    from ingest.event_log import EventLog
     from ingest.pipeline import Ingester
 
 @app.command("ingest", rich_help_panel="Load and keep events")
@@ -35,7 +36,13 @@ def ingest_cmd(
         "--spark-conf", help="KEY=VALUE Spark setting for --engine spark (repeatable), e.g. "
                              "spark.submit.pyFiles=dist/lineage_graph.whl on a cluster.")] = None,
 ) -> None:
-    """Load OpenLineage events from files into the graph, with a progress bar and a report."""
+    """Load OpenLineage events from files into the graph, with a progress bar and a report.
+
+    Each valid event is also appended to the event log (scrubbed of secrets), so that `lineage
+    replay` rebuilds what was loaded and Marquez's event listing shows it. With --engine spark
+    the events are not copied into the log; it records which paths were loaded, and `lineage
+    replay --wipe` refuses to drop them unknowingly."""
+    from ingest.log import open_log
     from ingest.pipeline import IngestReport
     from ingest.read import iter_paths, read_file
 
@@ -56,9 +63,10 @@ def ingest_cmd(
         raise fail(f"no such file or folder: {', '.join(missing)}", code=2)
     files = list(iter_paths(paths))
     report = IngestReport()
+    journal = open_log(settings.log_path)
     try:
         with writing_graph(settings) as graph:
-            ingester = make_ingester(graph, settings, batch_size)
+            ingester = make_ingester(graph, settings, batch_size, journal)
             with Progress(TextColumn("ingesting files"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=err, transient=True) as bar:
                 task = bar.add_task("files", total=len(files))
@@ -67,6 +75,8 @@ def ingest_cmd(
                     bar.advance(task)
     except LineageError as e:
         raise fail(str(e)) from e
+    finally:
+        journal.close()
     out.print(f"{len(files)} files, {report.read} events: [green]{report.loaded} loaded[/], "
               f"{report.duplicates} duplicates, [red]{len(report.rejected)} rejected[/]")
     for rejection in report.rejected[:show_rejected]:
@@ -79,17 +89,27 @@ def ingest_cmd(
 
 
 def spark_ingest_files(settings: Settings, paths: list[str], master: str, show_rejected: int,
-                  conf: dict[str, str] | None = None) -> None:
+                       conf: dict[str, str] | None = None, record: bool = True) -> None:
+    """Load ``paths`` with Spark; ``record``: note the load in the event log, whose replay cannot
+    rebuild it (False when the paths are the log's own export)."""
     try:
         from ingest.spark_ingest import spark_ingest
     except ImportError as e:
         raise fail(f"--engine spark needs PySpark: pip install -e '.[spark]' ({e})", code=2) from e
+    from ingest.log import open_log
+
     started = time.perf_counter()
     try:
         with writing_graph(settings):  # start the local Neo4j if needed, apply the schema
             pass
         with err.status("loading with Spark…"):
             report = spark_ingest(settings, paths, master, conf=conf)
+        if record and report.loaded:
+            events = open_log(settings.log_path)
+            try:
+                events.record_bulk_load(" ".join(paths), report.loaded)
+            finally:
+                events.close()
     except LineageError as e:
         raise fail(str(e)) from e
     took = time.perf_counter() - started
@@ -102,11 +122,13 @@ def spark_ingest_files(settings: Settings, paths: list[str], master: str, show_r
         raise typer.Exit(1)
 
 
-def make_ingester(graph: Graph, settings: Settings, batch_size: int | None) -> Ingester:
+def make_ingester(graph: Graph, settings: Settings, batch_size: int | None,
+                  journal: EventLog | None = None) -> Ingester:
+    """The ingester of the commands; ``journal``: the event log its events are appended to."""
     from ingest.pipeline import Ingester, relax_gc
 
     relax_gc()
-    return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes)
+    return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes, journal)
 
 
 @app.command("alias", rich_help_panel="Load and keep events")
@@ -152,17 +174,16 @@ def alias_cmd(
     except ValueError as e:
         raise fail(str(e), code=2) from e
     report = IngestReport()
+    journal = open_log(settings.log_path)
     try:
         with writing_graph(settings) as graph:
-            make_ingester(graph, settings, None).ingest([RawItem("lineage alias", obj=event)], report)
+            make_ingester(graph, settings, None, journal).ingest(
+                [RawItem("lineage alias", obj=event)], report)
         if report.rejected:
             raise fail("; ".join(report.rejected[0].reasons), code=2)
-        log = open_log(settings.log_path)
-        try:
-            log.append([event])
-        finally:
-            log.close()
     except LineageError as e:
         raise fail(str(e)) from e
+    finally:
+        journal.close()
     out.print(f"{names[0]}:{names[1]} is also named {names[3]}:{names[4]}: every question answers "
               "for both")

@@ -1,0 +1,124 @@
+"""The event log is the record of what the graph holds: whatever loaded events (the API, `lineage
+ingest` from files, `lineage alias`) puts them in the log, so `lineage replay --wipe` rebuilds the
+same graph; a Spark bulk load, which the log does not copy, makes `replay --wipe` refuse unless
+told. Against the real Neo4j, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from api.app import create_app
+from api.cli import app
+from graph.db import Graph
+from graph.settings import Settings, get_settings
+from ingest.log import SQLiteLog
+from ingest.worker import CONSUMER, Worker
+from tests.helpers import canonical_dump, dataset, new_run_id, point_cli_at_test_server, run_event
+
+pytestmark = pytest.mark.integration
+SHOP = Path(__file__).parents[2] / "examples" / "events"
+
+
+@pytest.fixture
+def log_path(graph: Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    point_cli_at_test_server(monkeypatch)
+    path = tmp_path / "events.db"
+    monkeypatch.setenv("LINEAGE_LOG_FILE", str(path))
+    get_settings.cache_clear()
+    yield path
+    get_settings.cache_clear()
+
+
+def _invoke(*args: str) -> str:
+    r = CliRunner().invoke(app, list(args))
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def test_files_loaded_by_ingest_survive_replay_wipe(graph: Graph, log_path: Path) -> None:
+    _invoke("ingest", str(SHOP))
+    log = SQLiteLog(log_path)
+    shop_events = sum(1 for line in (SHOP / "shop.ndjson").read_text().splitlines() if line.strip())
+    assert log.count() == shop_events
+    # the ingest loaded them itself: the worker, not behind, has nothing left to do
+    assert log.position(CONSUMER) == log.last_seq()
+    # events that came over HTTP (through the log and the worker) join them
+    api = TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
+                     client=("127.0.0.1", 40001))
+    posted = run_event("COMPLETE", new_run_id(), "late_job", ns="http",
+                       inputs=[dataset("raw.users", "postgres://warehouse:5432", ["email"])],
+                       outputs=[dataset("late.out", "http", ["email"],
+                                        lineage={"email": [("raw.users", "email", "DIRECT",
+                                                            "IDENTITY")]})])
+    assert api.post("/api/v1/lineage", json=posted).status_code == 201
+    while Worker(graph, log).run_once():
+        pass
+    before = canonical_dump(graph)
+    assert any("raw.users" in line for line in before)
+
+    out = _invoke("replay", "--wipe")
+    assert f"replayed {shop_events + 1} events" in out
+    assert canonical_dump(graph) == before
+    # and Marquez's event listing shows the file-loaded events
+    listed = api.get("/api/v1/events/lineage",
+                     params={"before": "2100-01-01T00:00:00Z", "after": "1970-01-01T00:00:00Z",
+                             "limit": 1000}).json()
+    assert listed["totalCount"] == shop_events + 1
+
+
+def test_ingesting_the_same_file_twice_loads_it_once(graph: Graph, log_path: Path) -> None:
+    _invoke("ingest", str(SHOP))
+    before = canonical_dump(graph)
+    out = _invoke("ingest", str(SHOP))
+    assert "0 loaded" in out
+    log = SQLiteLog(log_path)
+    assert log.position(CONSUMER) == log.last_seq()
+    _invoke("replay", "--wipe")
+    assert canonical_dump(graph) == before
+
+
+def test_ingest_behind_a_worker_leaves_the_position_to_the_worker(graph: Graph,
+                                                                   log_path: Path) -> None:
+    log = SQLiteLog(log_path)
+    log.append([run_event("COMPLETE", new_run_id(), "queued", outputs=[dataset("q")])])
+    _invoke("ingest", str(SHOP))
+    # an event before the file's is not loaded yet: the position must not skip it
+    assert log.position(CONSUMER) == 0
+    while Worker(graph, log).run_once():
+        pass
+    assert log.position(CONSUMER) == log.last_seq() and log.dead_letter_count() == 0
+
+
+def test_an_event_neo4j_refuses_from_a_file_is_dead_lettered_in_the_log(
+        graph: Graph, log_path: Path, tmp_path: Path) -> None:
+    huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
+    fine = run_event("COMPLETE", new_run_id(), "fine", outputs=[dataset("ok")])
+    f = tmp_path / "two.ndjson"
+    f.write_text(json.dumps(huge) + "\n" + json.dumps(fine) + "\n")
+    r = CliRunner().invoke(app, ["ingest", str(f)])
+    assert "1 loaded" in r.output and "1 rejected" in r.output
+    log = SQLiteLog(log_path)
+    [letter] = log.dead_letters()
+    assert letter.seq == 1 and "could not be loaded" in letter.reason
+    assert log.position(CONSUMER) == 2
+
+
+def test_replay_wipe_refuses_to_drop_a_spark_bulk_load(graph: Graph, log_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    _invoke("ingest", "--engine", "spark", "--master", "local[1]", str(SHOP))
+    log = SQLiteLog(log_path)
+    assert log.count() == 0
+    [bulk] = log.bulk_loads()
+    assert bulk.source == str(SHOP) and bulk.events > 0
+    r = CliRunner().invoke(app, ["replay", "--wipe"])
+    assert r.exit_code == 2
+    assert str(SHOP) in r.output and "--forget-bulk-loads" in r.output
+    assert canonical_dump(graph) != []  # nothing was wiped
+    _invoke("replay", "--wipe", "--forget-bulk-loads")
+    assert canonical_dump(graph) == [] and log.bulk_loads() == []
