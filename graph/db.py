@@ -28,7 +28,7 @@ from neo4j.exceptions import (
 )
 from neo4j.time import Date, DateTime, Duration, Time
 
-from graph.errors import DatabaseUnavailable, QueryError, QueryTimeout, TooLarge
+from graph.errors import Busy, DatabaseUnavailable, QueryError, QueryTimeout, TooLarge
 from graph.local_server import LocalServer
 from graph.queries import NamedQuery, query
 from graph.settings import Settings
@@ -150,8 +150,10 @@ class Graph:
 
         Retried on transient errors for up to ``retry_time`` seconds, except a refusal for memory:
         Neo4j may raise it at commit, where the driver's managed retries would try the same
-        transaction again and again (a backlog batch took 83-87 s per try); it is raised at once
-        as :class:`TooLarge` for the caller to split.
+        transaction again and again; it is raised at once as :class:`TooLarge` for the caller to
+        split. A write has no time limit of its own (the questions' ``timeout`` is for reads): a
+        cold or busy server makes it slow, not wrong. A transient error past the retries, or a
+        timeout the server imposes, is :class:`Busy`: the data is fine, try again later.
         """
         names = [name for name, _ in steps]  # what an error names: the queries of both rounds
 
@@ -169,12 +171,16 @@ class Graph:
         for attempt in itertools.count():
             try:
                 with self.driver.session() as session, session.begin_transaction(
-                        metadata=self._tag(*names), timeout=self.timeout) as tx:
+                        metadata=self._tag(*names)) as tx:
                     return work(tx)
             except (Neo4jError, DriverError) as e:
                 retry = e.is_retryable() and not (isinstance(e, Neo4jError) and _memory_error(e))
                 if not retry or time.monotonic() >= deadline:
-                    raise self._translated(e, names) from e
+                    error = self._translated(e, names)
+                    if isinstance(error, QueryTimeout):
+                        error = Busy(f"Neo4j ended the write {','.join(names)} at its own time "
+                                     f"limit (db.transaction.timeout): {e}")
+                    raise error from e
                 log.info("write %s failed (%s); retrying", ",".join(names), e)
                 time.sleep(min(0.2 * 2 ** attempt, 5.0, max(0.0, deadline - time.monotonic())))
             except OSError as e:
@@ -245,4 +251,6 @@ class Graph:
             return TooLarge(what, str(e))
         if "TransactionTimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
             return QueryTimeout(what, f"ran past {self.timeout:g} s")
+        if e.is_retryable():  # a deadlock, a database starting or stopping: not the query's fault
+            return Busy(f"Neo4j could not run {what} now ({e.code}): {e.message}")
         return QueryError(what, str(e))

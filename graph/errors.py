@@ -9,6 +9,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── ConfigError              settings or environment cannot work (missing Java, Maven …)
     ├── ServerError              the local Neo4j server cannot be provisioned, started or stopped
     ├── DatabaseUnavailable      Neo4j does not answer (wraps the driver's error)
+    │   └── Busy                 … or answers but cannot do the work now (transient, timed out)
     ├── QueryError               a named query failed (carries the query name)
     │   ├── QueryTimeout         … because it ran past the configured timeout
     │   └── TooLarge             … because Neo4j refused the transaction for its memory
@@ -43,6 +44,12 @@ class ServerError(LineageError):
 
 class DatabaseUnavailable(LineageError):
     """Neo4j could not be reached; retrying later may help."""
+
+
+class Busy(DatabaseUnavailable):
+    """Neo4j answers but could not do the work now: a transient error that outlasted the
+    retries (a deadlock, a database starting), or a write past the server's own time limit.
+    Nothing is wrong with the data: the caller holds it and tries again later."""
 
 
 class QueryError(LineageError):

@@ -51,19 +51,3 @@ def test_no_circles_between_modules() -> None:
                                if b.startswith(a + ".") or a.startswith(b + ".")])
     cycles = list(nx.simple_cycles(imports))
     assert not cycles, cycles
-
-
-def test_modules_and_functions_stay_readable() -> None:
-    """No module of the product over 300 lines, no function over 60."""
-    long_modules, long_functions = [], []
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            text = path.read_text(encoding="utf-8")
-            if text.count("\n") > 300:
-                long_modules.append((str(path.relative_to(ROOT)), text.count("\n")))
-            for node in ast.walk(ast.parse(text)):
-                if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno
-                        and node.end_lineno - node.lineno + 1 > 60):
-                    long_functions.append((str(path.relative_to(ROOT)), node.name))
-    assert not long_modules, long_modules
-    assert not long_functions, long_functions
