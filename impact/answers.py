@@ -154,12 +154,14 @@ def fold_aliases(found: list[Impacted], alias: list[bool], source: str
 
 def merge_names(found: list[Impacted], source: str, source_aliases: tuple[str, ...],
                 rows: list[dict[str, Any]]) -> tuple[list[Impacted], tuple[str, ...]]:
-    """After ``fold_aliases``: a table the walk reached under two of its names by separate lineage
-    paths (Spark's path through one job, dbt's view through another) is listed once, under the
-    name reached first (``found`` is nearest first), the other names in its ``aliases``; a name
-    of the source itself is folded into the source's aliases (returned second). ``rows`` are the
-    walk's, each with the ``otherNames`` of the dataset it reached."""
-    other = {f"{r['namespace']}:{r['name']}": set(r["otherNames"]) for r in rows if r["otherNames"]}
+    """After ``fold_aliases``: a table (or a column) the walk reached under two of its names by
+    separate lineage paths (Spark's path through one job, dbt's view through another) is listed
+    once, under the name reached first (``found`` is nearest first), the other names in its
+    ``aliases``; a name of the source itself is folded into the source's aliases (returned
+    second). ``rows`` are the walk's, each with the ``otherNames`` of what it reached;
+    ``source`` is ``namespace:name`` (a column's name: ``dataset.column``)."""
+    other = {f"{r['namespace']}:{r['name'] if 'name' in r else r['dataset'] + '.' + r['column']}":
+             set(r["otherNames"]) for r in rows if r["otherNames"]}
     if not other:
         return found, source_aliases
     taken: dict[str, int] = {}  # a name -> the index of the entry listing its table
@@ -167,7 +169,7 @@ def merge_names(found: list[Impacted], source: str, source_aliases: tuple[str, .
     extra = list(source_aliases)
     for i in found:
         key = f"{i.namespace}:{i.name}"
-        if i.kind != "dataset":
+        if i.kind not in ("dataset", "column"):
             kept.append(i)
         elif key in taken:
             keeper = kept[taken[key]]

@@ -111,6 +111,7 @@ def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
         require_column(graph, namespace, dataset, column)
     kept, aliases = fold_aliases([column_step(r) for r in rows], [r["alias"] for r in rows],
                                  f"{dataset}.{column}")
+    kept, aliases = merge_names(kept, f"{namespace}:{dataset}.{column}", aliases, rows)
     impacted = tuple(kept)
     return BlastRadius(f"column {namespace}:{dataset}.{column}", depth, impacted,
                        summarise(impacted), aliases=aliases)

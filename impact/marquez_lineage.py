@@ -122,18 +122,53 @@ def lineage(graph: Graph, node_id: str, depth: int | None = None,
         raise BadNodeId("use /api/v1/column-lineage for a datasetField node")
     rows = graph.read("lineage/graph", nodeType=node.kind.upper(), namespace=node.namespace,
                       name=node.name, depth=clamp_depth(depth), includeRetired=include_retired)
-    ids = {f"{r['kind'].lower()}:{r['namespace']}:{r['name']}" for r in rows}
-    graph_nodes = []
+    asked = f"{node.namespace}:{node.name}" if node.kind == "dataset" else None
+    table = _tables(rows, asked)
+    kept = [r for r in rows if r["kind"] == "JOB" or table[_key(r)] == _key(r)]
+    ids = {f"{r['kind'].lower()}:{table.get(_key(r), _key(r))}" for r in kept}
+    members: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        me = f"{r['kind'].lower()}:{r['namespace']}:{r['name']}"
+        if r["kind"] == "DATASET":
+            members.setdefault(table[_key(r)], []).append(r)
+    graph_nodes = []
+    for r in kept:
+        me = f"{r['kind'].lower()}:{_key(r)}"
         other = "dataset" if r["kind"] == "JOB" else "job"
-        ins = [i for k in r["inputs"] if (i := f"{other}:{k['namespace']}:{k['name']}") in ids]
-        outs = [o for k in r["outputs"] if (o := f"{other}:{k['namespace']}:{k['name']}") in ids]
+        group = members.get(_key(r), [r]) if r["kind"] == "DATASET" else [r]  # all its names
+        links = [(k, side) for g in group for side in ("inputs", "outputs") for k in g[side]]
+        ends = {side: sorted({i for k, s in links if s == side
+                              if (i := f"{other}:{table.get(_key(k), _key(k))}") in ids})
+                for side in ("inputs", "outputs")}
         graph_nodes.append({
-            "id": me, "type": r["kind"], "data": _data(r),
-            "inEdges": [{"origin": o, "destination": me} for o in sorted(set(ins))],
-            "outEdges": [{"origin": me, "destination": d} for d in sorted(set(outs))]})
+            "id": me, "type": r["kind"], "data": _data(r, group),
+            "inEdges": [{"origin": o, "destination": me} for o in ends["inputs"]],
+            "outEdges": [{"origin": me, "destination": d} for d in ends["outputs"]]})
     return {"graph": graph_nodes}
+
+
+def _key(r: dict[str, Any]) -> str:
+    return f"{r['namespace']}:{r['name']}"
+
+
+def _tables(rows: list[dict[str, Any]], asked: str | None) -> dict[str, str]:
+    """Each dataset name of the walk's answer to the name its table is listed under: a table
+    reached under several names (symlinks, declared aliases) is one node, under the name asked
+    for, else the name carrying the symlinks (docs/graph-model.md, "Symlinks")."""
+    names = {_key(r): r for r in rows if r["kind"] == "DATASET"}
+    table: dict[str, str] = {}
+    for key in sorted(names):
+        if key in table:
+            continue
+        group, todo = {key}, [key]
+        while todo:  # the names of this table that the answer holds
+            for other in names[todo.pop()]["otherNames"]:
+                if other in names and other not in group:
+                    group.add(other)
+                    todo.append(other)
+        rep = (asked if asked in group else
+               min(group, key=lambda k: (not names[k]["canonical"], k)))
+        table.update(dict.fromkeys(group, rep))
+    return table
 
 
 def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
@@ -206,7 +241,9 @@ def strength(t: dict[str, Any]) -> tuple[Any, ...]:
             t.get("description") or "")
 
 
-def _data(r: dict[str, Any]) -> dict[str, Any]:
+def _data(r: dict[str, Any], names: list[dict[str, Any]]) -> dict[str, Any]:
+    """A node's ``data``; ``names``: the rows of all of a table's names (its fields are those of
+    the listed name's written schema, else another name's, else the columns readers named)."""
     base = {"id": {"namespace": r["namespace"], "name": r["name"]}, "namespace": r["namespace"],
             "name": r["name"], "description": r["description"], "createdAt": _iso(r["createdAt"]),
             "updatedAt": _iso(r["updatedAt"]), "tags": r["tags"], "owners": r["owners"]}
@@ -220,7 +257,9 @@ def _data(r: dict[str, Any]) -> dict[str, Any]:
                     "errorMessage": run["errorMessage"]}}
     return {**base, "type": "DB_TABLE", "physicalName": r["name"],
             "fields": [{"name": f["name"], "type": f["type"], "description": f["description"],
-                        "tags": []} for f in r["fields"] or []],
+                        "tags": []}
+                       for f in next((n["fields"] for n in sorted([r, *names], key=lambda n: (
+                           not n["hasSchema"], not n["fields"], n is not r))), [])],
             "lastLifecycleState": r["lifecycleState"]}
 
 

@@ -107,7 +107,11 @@ def show_root_cause(answer: Any) -> None:
         table.add_column(c, overflow="fold")
     for i, c in enumerate(answer.candidates, 1):
         table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path))
-    out.print(table)
+    if answer.candidates:
+        out.print(table)
+    else:
+        out.print(f"root cause of {answer.target} (reference time "
+                  f"{answer.reference_time:%Y-%m-%d %H:%M}):", highlight=False)
     if answer.choke_points:
         out.print("every upstream path passes through: " + ", ".join(answer.choke_points),
                   highlight=False)

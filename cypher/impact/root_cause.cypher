@@ -2,7 +2,7 @@
 // themselves, at distance 0), once at its shortest distance, with what may have gone wrong there:
 // the latest run of each job that writes it (failed or aborted, with the error message and the
 // runs that started it), its
-// successful writes and the last two successful reads by a consumer (to judge staleness),
+// successful writes and the last two successful reads by its consumer on the path (to judge staleness),
 // failed data-quality assertions,
 // and schema changes (columns added after the dataset's producers first wrote a schema, or gone
 // from what they write).
@@ -22,14 +22,16 @@ UNWIND $datasets AS key
 MATCH (dst:Dataset {namespace: key.namespace, name: key.name})
 USING INDEX SEEK dst:Dataset(namespace, name)
 CALL (dst) {
-  RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path
+  RETURN dst AS n, 0 AS distance, [dst.namespace + ':' + dst.name] AS path, null AS prev
   UNION
   MATCH p = ANY SHORTEST (dst)(()-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN e.retired IS NULL ELSE coalesce(e.retiredAt > $asOf, true) END)]->()){1,50}(n)
   WHERE n <> dst AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
-  RETURN n, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path
+  RETURN n, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance, [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
+         nodes(p)[-2] AS prev
 }
-WITH n, distance, path ORDER BY distance
-WITH n, collect(path)[0] AS path, min(distance) AS distance
+WITH n, distance, path, prev ORDER BY distance
+WITH n, collect({path: path, prev: prev})[0] AS nearest, min(distance) AS distance
+WITH n, nearest.path AS path, nearest.prev AS prev, distance
 CALL (n) {
   OPTIONAL MATCH (j:Job)-[:WRITES]->(n)
   OPTIONAL CALL (j) {
@@ -55,16 +57,22 @@ CALL (n) {
   WITH r ORDER BY r.completeTime DESC LIMIT 30
   RETURN collect(toString(r.completeTime)) AS successes
 }
-CALL (n, distance) {
-  // the last two successful reads of it by a consumer (a run that read it and wrote a dataset
-  // derived from it): its reads latest first, each checked until two pass (a source read by
-  // hundreds of runs costs two checks, not hundreds)
+CALL (n, prev) {
+  // the last two successful reads of it by its consumer on the way to the broken dataset (a
+  // completed run that read it and wrote the dataset after it on the path), both by the same
+  // job: reads by two jobs of one night say nothing of staleness. Its reads latest first, each
+  // checked until one passes (a source read by hundreds of runs costs few checks)
   OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:READ]->(n)
-  WHERE distance > 0 AND ($asOf IS NULL OR r.completeTime <= $asOf)
+  WHERE prev IS NOT NULL AND ($asOf IS NULL OR r.completeTime <= $asOf)
   WITH DISTINCT r ORDER BY r.completeTime DESC
-  WITH r WHERE r IS NULL OR EXISTS { MATCH (r)-[:WROTE]->(:Dataset)-[:DERIVED_FROM]->(n) }
-  WITH r ORDER BY r.completeTime DESC LIMIT 2
-  RETURN collect(toString(r.completeTime)) AS reads
+  WITH r WHERE r IS NULL OR EXISTS { (r)-[:WROTE]->(prev) }
+  WITH r ORDER BY r.completeTime DESC LIMIT 1
+  OPTIONAL CALL (r) {
+    MATCH (r)-[:OF]->(:Job)<-[:OF]-(before:Run {state: 'COMPLETE'})-[:READ]->(n)
+    WHERE before.completeTime < r.completeTime AND EXISTS { (before)-[:WROTE]->(prev) }
+    RETURN before ORDER BY before.completeTime DESC LIMIT 1
+  }
+  RETURN [x IN [r, before] WHERE x IS NOT NULL | toString(x.completeTime)] AS reads
 }
 CALL (n) {
   // only schemas the dataset's producers wrote: a reader's schema may be pruned to what it read

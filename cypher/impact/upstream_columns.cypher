@@ -6,7 +6,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (the column first), job, type, subtype, masking, lastSeen (ISO text), alias (the column is another name of the previous one: a symlink), retired (the first retired edge on the path; null when current)
+// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (the column first), job, type, subtype, masking, lastSeen (ISO text), alias (the column is another name of the previous one: a symlink), otherNames (the column under its table's other names: 'namespace:dataset.column'), retired (the first retired edge on the path; null when current)
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'marts.revenue_by_country'
 // :param column => 'revenue'
@@ -46,5 +46,9 @@ RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, size([r
                     job: h.jobNamespace + ':' + h.jobName}] AS transformations,
        toString(CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END) AS lastSeen,
        coalesce(via.alias, false) AS alias,
+       // the column's other names (the same column under its table's other names), so that a
+       // column reached under two names of its table by separate paths is listed once
+       COLLECT { MATCH (d:Dataset)-[:HAS_COLUMN]->(n) MATCH (d)-[:SYMLINK]-{1,4}(a:Dataset) WHERE a <> d
+                 RETURN DISTINCT a.namespace + ':' + a.name + '.' + n.name } AS otherNames,
        [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: toString(r.retiredAt)}][0] AS retired
 ORDER BY distance, namespace, dataset, column

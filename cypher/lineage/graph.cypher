@@ -7,7 +7,7 @@
 // Param $name: name of the node
 // Param $depth: maximum number of jobs between the node and any node returned (1 to 50)
 // Param $includeRetired: true to include READS and WRITES the job's latest completed run no longer states (Marquez shows the current version only)
-// Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to (times as ISO text)
+// Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to (times as ISO text), a dataset's other names and whether it carries the symlinks
 // :param nodeType => 'DATASET'
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
@@ -40,10 +40,15 @@ OPTIONAL CALL (outs, base) {
   RETURN d, base AS hops
   UNION
   UNWIND outs AS o
-  MATCH p = ANY SHORTEST (o)((:Dataset)<-[r:READS WHERE $includeRetired OR r.retired IS NULL]-(:Job)
-                             -[w:WRITES WHERE $includeRetired OR w.retired IS NULL]->(:Dataset)){1,50}(d)
-  WHERE base + length(p) / 2 <= $depth
-  RETURN d, base + length(p) / 2 AS hops
+  // a step is a job reading the dataset and writing the next, or another name of the dataset
+  // (an alias edge: a symlink or a declared alias), which is no step of its own
+  MATCH p = ANY SHORTEST (o)((x)-[e:READS|WRITES|DERIVED_FROM]-(y)
+                             WHERE ($includeRetired OR e.retired IS NULL)
+                               AND ((e:READS AND endNode(e) = x) OR (e:WRITES AND startNode(e) = x)
+                                    OR (e.alias AND startNode(e) = x))){1,150}(d:Dataset)
+  WITH d, base + size([r IN relationships(p) WHERE r:READS]) AS hops
+  WHERE hops <= $depth
+  RETURN d, hops
 }
 WITH s, ins, base, d, min(hops) AS hops
 // the jobs downstream: readers of those datasets that are still within depth
@@ -60,10 +65,13 @@ OPTIONAL CALL (ins, base) {
   RETURN d, base AS hops
   UNION
   UNWIND ins AS i
-  MATCH p = ANY SHORTEST (i)((:Dataset)<-[w:WRITES WHERE $includeRetired OR w.retired IS NULL]-(:Job)
-                             -[r:READS WHERE $includeRetired OR r.retired IS NULL]->(:Dataset)){1,50}(d)
-  WHERE base + length(p) / 2 <= $depth
-  RETURN d, base + length(p) / 2 AS hops
+  MATCH p = ANY SHORTEST (i)((x)-[e:READS|WRITES|DERIVED_FROM]-(y)
+                             WHERE ($includeRetired OR e.retired IS NULL)
+                               AND ((e:WRITES AND endNode(e) = x) OR (e:READS AND startNode(e) = x)
+                                    OR (e.alias AND startNode(e) = x))){1,150}(d:Dataset)
+  WITH d, base + size([r IN relationships(p) WHERE r:WRITES]) AS hops
+  WHERE hops <= $depth
+  RETURN d, hops
 }
 WITH s, down, d, min(hops) AS hops
 CALL (d, hops) {
@@ -82,9 +90,15 @@ CALL (n) {
          collect(CASE WHEN type(r) = 'WRITES' AND startNode(r) = n OR type(r) = 'READS' AND endNode(r) = n
                       THEN {namespace: m.namespace, name: m.name} END) AS outputs
 }
+// a dataset's fields: its current schema, in that schema's order (as lookup/dataset.cypher)
 OPTIONAL CALL (n) {
   MATCH (n)-[:HAS_COLUMN]->(c:Column)
-  RETURN collect({name: c.name, type: c.type, description: c.description}) AS fields
+  WITH c ORDER BY c.name
+  WITH collect(c) AS all
+  WITH CASE WHEN n.schemaColumns IS NOT NULL THEN [f IN n.schemaColumns | head([c IN all WHERE c.name = f])]
+            WHEN n.schemaDigest IS NOT NULL THEN [c IN all WHERE c.schemaDigest = n.schemaDigest]
+            ELSE all END AS current
+  RETURN [c IN current WHERE c IS NOT NULL | {name: c.name, type: c.type, description: c.description}] AS fields
 }
 OPTIONAL CALL (n) {
   MATCH (r:Run)-[:OF]->(n) WHERE r.state IS NOT NULL
@@ -95,6 +109,13 @@ RETURN CASE WHEN n:Job THEN 'JOB' ELSE 'DATASET' END AS kind, n.namespace AS nam
        toString(n.lastSeen) AS updatedAt, coalesce(n.tags, []) AS tags, coalesce(n.owners, []) AS owners,
        n.jobType AS jobType, n.lifecycleState AS lifecycleState,
        CASE WHEN n:Dataset THEN fields ELSE null END AS fields, inputs, outputs,
+       // a dataset's other names, and whether it is the name carrying the symlinks (the table's
+       // canonical name): the answer lists a table once (docs/graph-model.md, "Symlinks")
+       CASE WHEN n:Dataset THEN COLLECT { MATCH (n)-[:SYMLINK]-{1,4}(a:Dataset) WHERE a <> n
+                                          RETURN DISTINCT a.namespace + ':' + a.name }
+            ELSE [] END AS otherNames,
+       n:Dataset AND EXISTS { (n)-[:SYMLINK]->(:Dataset) } AS canonical,
+       n.schemaColumns IS NOT NULL OR n.schemaDigest IS NOT NULL AS hasSchema,
        CASE WHEN r IS NULL THEN null ELSE {id: r.runId, state: r.state, startedAt: toString(r.startTime),
             endedAt: toString(coalesce(r.completeTime, r.failTime, r.abortTime)), errorMessage: r.errorMessage} END AS latestRun
 ORDER BY kind, namespace, name

@@ -7,6 +7,7 @@ with cycles and diamonds, loaded through the real ingest path.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -332,6 +333,22 @@ def test_a_healthy_dataset_with_healthy_inputs_has_no_candidate(graph: Graph) ->
     ingest_events(graph, events)
     answer = root_cause_dataset(graph, "ns", "t2")
     assert answer.candidates == () and answer.examined == 2
+
+
+def test_the_examples_healthy_night_has_no_candidate_and_its_failed_night_one(graph: Graph) -> None:
+    """examples/make_shop_events.py: on night 1 revenue_by_country fails, night 2 runs clean.
+    Two jobs read raw.orders on one night (enrich_orders, ml_user_features): their reads are
+    no evidence of staleness, only the same consumer's reads on two nights are."""
+    from ingest.read import read_file
+
+    shop = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+    assert ingest_events(graph, [i.obj for i in read_file(shop)]).rejected == []
+    healthy = root_cause_dataset(graph, "postgres://warehouse:5432", "dashboards.revenue")
+    assert healthy.candidates == () and healthy.examined == 6
+    broken = root_cause_dataset(graph, "postgres://warehouse:5432", "dashboards.revenue",
+                                as_of=datetime(2024, 6, 1, 3, tzinfo=UTC))
+    assert [(c.kind, c.dataset) for c in broken.candidates] == [
+        ("failed run", "postgres://warehouse:5432:marts.revenue_by_country")]
 
 
 def test_assess_without_history() -> None:

@@ -105,3 +105,90 @@ def test_a_table_is_one_identity_under_its_names(graph: Graph) -> None:
         page = graph.read("lookup/datasets", namespace=None, skip=0, limit=50)
         assert {(r["namespace"], r["name"]) for r in page} == set(tables)
         assert page[0]["total"] == 3
+
+
+def _marquez_ids(answer: dict[str, Any]) -> dict[str, tuple[set[str], set[str]]]:
+    return {n["id"]: ({e["origin"] for e in n["inEdges"]}, {e["destination"] for e in n["outEdges"]})
+            for n in answer["graph"]}
+
+
+def test_marquez_lineage_crosses_a_tables_names_and_lists_it_once(graph: Graph) -> None:
+    from impact.marquez_lineage import lineage
+
+    for _ in _every_load(graph, _events()):
+        # asked by the catalog name of the job's input, which the job reads by its path
+        got = _marquez_ids(lineage(graph, f"dataset:{HIVE}:default.raw_orders", depth=5))
+        orders = f"dataset:{HDFS}:/warehouse/orders"
+        assert got == {
+            f"dataset:{HIVE}:default.raw_orders": (set(), {"job:spark:spark_orders"}),
+            "job:spark:spark_orders": ({f"dataset:{HIVE}:default.raw_orders"}, {orders}),
+            # written by its path, read by its catalog name: one node, under the canonical name
+            orders: ({"job:spark:spark_orders"}, {"job:airflow:trino_daily"}),
+            "job:airflow:trino_daily": ({orders}, {f"dataset:{HIVE}:default.orders_daily"}),
+            f"dataset:{HIVE}:default.orders_daily": ({"job:airflow:trino_daily"}, set()),
+        }
+        # from the far end, upstream, the same table under its name asked for nowhere
+        up = _marquez_ids(lineage(graph, f"dataset:{HIVE}:default.orders_daily", depth=5))
+        assert set(up) == set(got) - {f"dataset:{HIVE}:default.raw_orders"} | {
+            f"dataset:{HDFS}:/warehouse/raw_orders"}
+        fields = {n["id"]: [f["name"] for f in n["data"]["fields"]] for n in
+                  lineage(graph, f"dataset:{HIVE}:default.orders", depth=1)["graph"]
+                  if n["type"] == "DATASET"}
+        assert fields[f"dataset:{HIVE}:default.orders"] == ["id", "email", "amount"]
+
+
+def test_marquez_lineage_from_a_symlink_name_of_a_read_table(graph: Graph) -> None:
+    from impact.marquez_lineage import lineage
+
+    src = dataset("/wh/src", "hdfs://nn:8020", symlinks={"identifiers": [
+        {"namespace": "hive://ms:9083", "name": "db.src", "type": "TABLE"}]})
+    assert ingest_events(graph, [run_event("COMPLETE", new_run_id(), "copy", ns="spark",
+                                           inputs=[src], outputs=[dataset("db.out", "ch://h:8123")])
+                                 ]).rejected == []
+    got = _marquez_ids(lineage(graph, "dataset:hive://ms:9083:db.src", depth=5))
+    assert got == {"dataset:hive://ms:9083:db.src": (set(), {"job:spark:copy"}),
+                   "job:spark:copy": ({"dataset:hive://ms:9083:db.src"}, {"dataset:ch://h:8123:db.out"}),
+                   "dataset:ch://h:8123:db.out": ({"job:spark:copy"}, set())}
+
+
+def test_marquez_lineage_fields_are_the_current_schema_in_its_order(graph: Graph) -> None:
+    from impact.marquez_lineage import lineage
+
+    run = new_run_id()
+    later = run_event("COMPLETE", run, "w", outputs=[dataset("t", columns=["a", "b"])],
+                      time="2024-06-02T00:00:00Z")
+    earlier = run_event("COMPLETE", new_run_id(), "w", outputs=[dataset("t", columns=["a", "b", "c"])],
+                        time="2024-06-01T00:00:00Z")
+    for order in ([later, earlier], [earlier, later]):
+        wipe(graph)
+        for e in order:
+            assert ingest_events(graph, [e]).rejected == []
+        [node] = [n for n in lineage(graph, "dataset:ns:t", depth=1)["graph"] if n["type"] == "DATASET"]
+        assert [f["name"] for f in node["data"]["fields"]] == ["a", "b"]
+
+
+def test_a_column_reached_under_two_names_of_its_table_is_listed_once(graph: Graph) -> None:
+    from impact.upstream import column_upstream
+
+    src = dataset("/wh/src", "hdfs://nn:8020", columns=["id"], symlinks={"identifiers": [
+        {"namespace": "hive://ms:9083", "name": "db.src", "type": "TABLE"}]})
+
+    def out(source_ns: str, source: str) -> dict[str, Any]:
+        o = dataset("db.out", "ch://h:8123", columns=["id"])
+        o["facets"]["columnLineage"] = {"fields": {"id": {"inputFields": [
+            {"namespace": source_ns, "name": source, "field": "id",
+             "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}}}
+        return o
+
+    events = [run_event("COMPLETE", new_run_id(), "from_path", ns="spark", inputs=[src],
+                        outputs=[out("hdfs://nn:8020", "/wh/src")]),
+              run_event("COMPLETE", new_run_id(), "from_table", ns="trino",
+                        inputs=[dataset("db.src", "hive://ms:9083")],
+                        outputs=[out("hive://ms:9083", "db.src")])]
+    for _ in _every_load(graph, events):
+        answer = column_upstream(graph, "ch://h:8123", "db.out", "id")
+        found = [(i.namespace, i.name, i.aliases) for i in answer.impacted]
+        assert len(found) == 1, found
+        [(ns, name, aliases)] = found
+        names = {f"{ns}:{name}", *aliases}
+        assert names == {"hdfs://nn:8020:/wh/src.id", "hive://ms:9083:db.src.id"}
