@@ -20,6 +20,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── LogError                 (ingest.event_log) the event log cannot be read or written
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
     ├── DocumentError            (impact.change_doc) a change document is malformed
+    ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits
     ├── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
     │   └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
     ├── TokenConfigError         (api.auth) LINEAGE_API_TOKENS is malformed

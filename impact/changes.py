@@ -154,7 +154,7 @@ def _dropped_inputs(graph: Graph, job_ns: str, job: str, new: set[tuple[str, str
 
 
 def _from_sql(doc: dict[str, Any], graph: Graph) -> list[Change]:
-    import openlineage_sql
+    from impact.sql import SqlError, parse_sql
 
     job = doc.get("job")
     if not isinstance(job, dict) or not job.get("namespace") or not job.get("name"):
@@ -163,8 +163,13 @@ def _from_sql(doc: dict[str, Any], graph: Graph) -> list[Change]:
     if not isinstance(ns, str) or not ns:
         raise CheckInputError("a SQL change needs 'namespace': the namespace of the tables it names")
     sql = doc["sql"] if isinstance(doc["sql"], list) else [doc["sql"]]
-    parsed = openlineage_sql.parse(sql, dialect=doc.get("dialect", "generic"))
+    if not all(isinstance(s, str) for s in sql):
+        raise CheckInputError("'sql' must be a statement or a list of statements (strings)")
+    try:
+        parsed = parse_sql(sql, dialect=str(doc.get("dialect", "generic")))
+    except SqlError as e:
+        raise CheckInputError(f"sql: {e}") from e
     if parsed is None:
         raise CheckInputError("openlineage-sql could not parse the statement")
-    new = {(ns, t.qualified_name) for t in parsed.in_tables}
+    new = {(ns, t) for t in parsed.tables}
     return _dropped_inputs(graph, job["namespace"], job["name"], new)

@@ -28,6 +28,7 @@ from typing import Any
 
 from graph.db import Graph
 from impact.changes import Change, CheckInputError
+from impact.sql import ParsedSql, parse_each
 
 
 @dataclass(frozen=True)
@@ -60,36 +61,25 @@ def models(manifest: Any, where: str) -> dict[str, Model]:
     nodes: dict[str, Any] = manifest["nodes"]
     sources: dict[str, Any] = manifest.get("sources") or {}
     dialect = str((manifest.get("metadata") or {}).get("adapter_type") or "generic")
+    enabled = {uid: node for uid, node in nodes.items() if node.get("resource_type") == "model"
+               and (node.get("config") or {}).get("enabled", True)}
+    # every model's compiled SQL in one bounded parse (impact.sql); a model whose SQL cannot be
+    # parsed still counts its refs
+    parsed = parse_each([([str(node["compiled_code"])], dialect) for node in enabled.values()
+                         if node.get("compiled_code")])
     found: dict[str, Model] = {}
-    for uid, node in nodes.items():
-        if node.get("resource_type") != "model" or not (node.get("config") or {}).get("enabled", True):
-            continue
+    answers = iter(parsed)
+    for uid, node in enabled.items():
         declared = {str(c.get("name") or name): c.get("data_type") or None
                     for name, c in (node.get("columns") or {}).items()}
         inputs = {relation(nodes.get(dep) or sources.get(dep) or {})
                   for dep in (node.get("depends_on") or {}).get("nodes") or []}
-        tables, lineage = _parse_sql(node.get("compiled_code"), dialect)
+        sql = next(answers) if node.get("compiled_code") else None
+        tables, lineage = ((set(sql.tables), sql.columns) if isinstance(sql, ParsedSql)
+                           else (set(), {}))
         found[uid] = Model(uid, relation(node), declared or None,
                            frozenset(i for i in inputs | tables if i), lineage)
     return found
-
-
-def _parse_sql(sql: str | None, dialect: str) -> tuple[set[str], dict[str, frozenset[str]]]:
-    """The tables a compiled model reads, and each output column's input columns (lower case)."""
-    if not sql:
-        return set(), {}
-    import openlineage_sql
-
-    try:
-        parsed = openlineage_sql.parse([sql], dialect=dialect)
-    except Exception:  # a dialect openlineage-sql does not know: the refs still count
-        return set(), {}
-    if parsed is None:
-        return set(), {}
-    lineage = {c.descendant.name.lower(): frozenset(f"{m.origin.qualified_name}.{m.name}".lower()
-                                                    for m in c.lineage if m.origin)
-               for c in parsed.column_lineage}
-    return {t.qualified_name for t in parsed.in_tables}, lineage
 
 
 def dbt_changes(graph: Graph, branch: Any, state: Any | None = None, namespace: str | None = None

@@ -26,6 +26,15 @@ from graph.errors import LineageError
 
 MAX_DEPTH = 64
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+# Per-event limits, so that what is acknowledged can be written: Neo4j refuses an index key over
+# 8,167 bytes (a column's key is namespace, dataset and name together), and one event's rows are
+# written in one transaction of the worker's batch.
+MAX_NAME_BYTES = 2000
+"""A namespace, a dataset or job name, or a field (column) name, in UTF-8 bytes."""
+MAX_DATASETS = 10_000
+"""Inputs and outputs of one event together."""
+MAX_FIELDS = 100_000
+"""Schema fields and column-lineage input fields of one event together."""
 _MAX_REASONS = 5
 
 
@@ -38,8 +47,16 @@ def _refuse_constant(name: str) -> Any:
 
 
 def loads(text: str | bytes) -> Any:
-    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``, and integers Python
+    will not read (over 4,300 digits) as :class:`NotJson`."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as e:  # int()'s digit limit: no 64-bit integer is that long anyway
+        if isinstance(e, NotJson):
+            raise
+        raise NotJson(f"a number too long to store: {str(e).split(';')[0]}") from e
 
 
 def problems(event: Any) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ingest import codec
-from ingest.bounds import problems
+from ingest.bounds import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES, problems
 from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
 from ingest.secrets import scrub, scrub_encoded
 from ingest.times import parse_time
@@ -82,6 +82,7 @@ def validate(obj: Any) -> ValidEvent | list[str]:
         _check_facets(obj["run"].get("facets"), "run.facets", reasons)
     if kind == "DatasetEvent":
         _check_dataset(obj.get("dataset"), "dataset", reasons)
+    _check_size(obj, reasons)
     for side in ("inputs", "outputs"):
         datasets = obj.get(side)
         if datasets is None:
@@ -164,6 +165,48 @@ def _check_ref(value: Any, where: str, reasons: list[str]) -> None:
     for key in ("namespace", "name"):
         if not isinstance(value.get(key), str) or not value[key]:
             reasons.append(f"{where}.{key}: missing or not a non-empty string")
+        else:
+            _check_name(value[key], f"{where}.{key}", reasons)
+
+
+def _check_name(name: str, where: str, reasons: list[str]) -> None:
+    if len(name) * 4 > MAX_NAME_BYTES and len(name.encode("utf-8", "replace")) > MAX_NAME_BYTES:
+        reasons.append(f"{where}: {len(name.encode('utf-8', 'replace'))} bytes long, over the "
+                       f"limit of {MAX_NAME_BYTES} bytes for a name")
+
+
+def _check_size(obj: dict[str, Any], reasons: list[str]) -> None:
+    """The per-event limits of ingest.bounds: datasets, and fields in schemas and column lineage
+    (each field's name bounded like a dataset's)."""
+    datasets = [d for side in ("inputs", "outputs") if isinstance(obj.get(side), list)
+                for d in obj[side] if isinstance(d, dict)]
+    if isinstance(obj.get("dataset"), dict):
+        datasets.append(obj["dataset"])
+    if len(datasets) > MAX_DATASETS:
+        reasons.append(f"inputs and outputs: {len(datasets)} datasets, over the limit of "
+                       f"{MAX_DATASETS} per event (split the event)")
+        return
+    fields = 0
+    for d in datasets:
+        facets = d.get("facets")
+        if not isinstance(facets, dict):
+            continue
+        schema = facets.get("schema")
+        listed = schema.get("fields") if isinstance(schema, dict) else None
+        for f in listed if isinstance(listed, list) else []:
+            fields += 1
+            if isinstance(f, dict) and isinstance(f.get("name"), str) and len(reasons) < 20:
+                _check_name(f["name"], f"dataset {d.get('name')!r} schema field", reasons)
+        lineage = facets.get("columnLineage")
+        columns = lineage.get("fields") if isinstance(lineage, dict) else None
+        for column, spec in columns.items() if isinstance(columns, dict) else []:
+            if len(reasons) < 20:
+                _check_name(column, f"dataset {d.get('name')!r} columnLineage field", reasons)
+            inputs = spec.get("inputFields") if isinstance(spec, dict) else None
+            fields += 1 + (len(inputs) if isinstance(inputs, list) else 0)
+    if fields > MAX_FIELDS:
+        reasons.append(f"{fields} schema and column-lineage fields, over the limit of "
+                       f"{MAX_FIELDS} per event (split the event)")
 
 
 def _check_dataset(value: Any, where: str, reasons: list[str]) -> None:

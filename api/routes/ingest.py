@@ -64,7 +64,7 @@ async def _body(request: Request, found: Services) -> bytes:
     if encoding not in ("identity", "gzip", "x-gzip"):
         raise BodyError(415, f"unsupported content encoding {encoding}: send the body as it is "
                              "or gzip-compressed (Content-Encoding: gzip)")
-    gunzip = zlib.decompressobj(wbits=31) if encoding != "identity" else None
+    gunzip = _Gunzip() if encoding != "identity" else None
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         over = f"body of {declared} bytes is over the limit of {limit} bytes: split it"
@@ -78,13 +78,41 @@ async def _body(request: Request, found: Services) -> bytes:
             body += gunzip.decompress(chunk, limit + 1 - len(body)) if gunzip else chunk
         except zlib.error as e:
             raise BodyError(400, f"body is not valid gzip: {e}") from e
-        if len(body) > limit or (gunzip is not None and gunzip.unconsumed_tail):
+        if len(body) > limit or (gunzip is not None and gunzip.held_back):
             await _drain(stream, limit * DRAIN_FACTOR)
             raise BodyError(413, f"body is over the limit of {limit} bytes"
                                  + (" once decompressed" if gunzip else "") + ": split it")
     if gunzip is not None and not gunzip.eof:
         raise BodyError(400, "body is not valid gzip: it ends before the compressed stream does")
     return bytes(body)
+
+
+class _Gunzip:
+    """Decompresses every member of a gzip body: ``cat a.gz b.gz`` is one valid gzip file (RFC
+    1952), and reading only its first member would acknowledge part of a body silently. Bytes
+    after a member that do not start another are an error (zlib's), never ignored."""
+
+    def __init__(self) -> None:
+        self._member = zlib.decompressobj(wbits=31)
+
+    def decompress(self, data: bytes, room: int) -> bytes:
+        """At most ``room`` bytes of what ``data`` holds, across members."""
+        out = self._member.decompress(data, room)
+        while self._member.eof and self._member.unused_data and len(out) < room:
+            rest = self._member.unused_data
+            self._member = zlib.decompressobj(wbits=31)
+            out += self._member.decompress(rest, room - len(out))
+        return out
+
+    @property
+    def held_back(self) -> bool:
+        """Input is left that did not fit in ``room``: the body is over the limit."""
+        return bool(self._member.unconsumed_tail) or (self._member.eof
+                                                        and bool(self._member.unused_data))
+
+    @property
+    def eof(self) -> bool:
+        return self._member.eof
 
 
 async def _drain(stream: AsyncIterator[bytes], bound: int | None = None) -> None:

@@ -205,3 +205,32 @@ def test_with_tokens_metrics_and_the_api_description_need_a_read_token(shop: Gra
                 assert r.status_code == 200, (path, r.text)
         for path in ("/health", "/ready"):
             assert client.get(path).status_code == 200, path
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    # 50,000 terms: openlineage-sql's native parser overflows its stack on this
+    ("SELECT " + "+".join(["a"] * 50_000) + " FROM t", "crashed the SQL parser"),
+    ("SELECT a FROM t WHERE b = '" + "x" * 300_000 + "'", "over the limit"),
+])
+def test_sql_that_would_kill_the_parser_is_422_and_the_api_lives_on(api: TestClient, sql: str,
+                                                                    says: str) -> None:
+    body = {"job": {"namespace": "shop-nightly", "name": "clean_users"},
+            "namespace": NS, "sql": sql}
+    r = api.post("/api/v1/impact/check", json=body)
+    assert r.status_code == 422, r.text
+    assert says in r.text
+    assert api.get("/health").status_code == 200
+    ok = api.post("/api/v1/impact/check", json={**body, "sql": "INSERT INTO staging.users_clean "
+                                                                 "SELECT id FROM raw.users"})
+    assert ok.status_code == 200, ok.text
+
+
+def test_sql_that_parses_past_the_time_limit_is_422(api: TestClient,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import impact.sql
+
+    monkeypatch.setattr(impact.sql, "TIME_LIMIT", 0.5)
+    union = " UNION ".join(f"SELECT a{i} FROM t{i}" for i in range(4000))
+    r = api.post("/api/v1/impact/check", json={
+        "job": {"namespace": "shop-nightly", "name": "clean_users"}, "namespace": NS, "sql": union})
+    assert r.status_code == 422 and "longer than 0.5 s" in r.text, r.text

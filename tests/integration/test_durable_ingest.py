@@ -116,6 +116,22 @@ def test_bad_bodies_get_4xx_with_a_reason(api: TestClient, log: SQLiteLog, body:
     assert log.count() == 0
 
 
+def test_every_gzip_member_is_read_and_trailing_bytes_are_refused(api: TestClient,
+                                                                  log: SQLiteLog) -> None:
+    """`cat a.gz b.gz c.gz` is one gzip body of three members: all three events are taken."""
+    events = _events(3, "member")
+    body = b"".join(gzip.compress((json.dumps(e) + "\n").encode()) for e in events)
+    r = api.post("/api/v1/lineage", content=body,
+                 headers={"content-type": "application/x-ndjson", "content-encoding": "gzip"})
+    assert r.status_code == 201 and r.json()["accepted"] == 3, r.text
+    assert log.count() == 3
+    trailing = gzip.compress(ndjson(events).encode()) + b"not gzip at all"
+    r = api.post("/api/v1/lineage", content=trailing,
+                 headers={"content-type": "application/x-ndjson", "content-encoding": "gzip"})
+    assert r.status_code == 400 and "gzip" in r.json()["detail"], r.text
+    assert log.count() == 3  # nothing of the refused body was acknowledged
+
+
 def test_a_body_over_the_limit_is_413_and_the_limit_is_never_below_1_mib(api: TestClient) -> None:
     big = json.dumps(_events(1)[0] | {"padding": "x" * (1024 * 1024)})
     r = api.post("/api/v1/lineage", content=big, headers={"content-type": "application/json"})
@@ -320,8 +336,9 @@ def test_a_micro_batch_is_bounded_in_bytes_and_takes_a_large_event_alone(graph: 
     assert rows(graph, "MATCH (:Dataset {name: 'wide'})-[:HAS_COLUMN]->(c) RETURN count(c) AS n")[0]["n"] == 400
 def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(graph: Graph,
                                                                             log: SQLiteLog) -> None:
+    # refused at the door today (ingest.bounds.MAX_NAME_BYTES): as a log an earlier version wrote
     huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
-    log.append([_events(1, "before")[0], huge, _events(1, "after")[0]])
+    log.append([_events(1, "before")[0], huge, _events(1, "after")[0]], checked=True, scrubbed=True)
     result = Worker(graph, log).run_once()
     assert result is not None and result.loaded == 2 and result.dead == 1
     [letter] = log.dead_letters()
@@ -498,3 +515,36 @@ def test_spark_engine_loads_ndjson_and_exported_parquet_into_the_same_graph(
     report = spark_ingest(s, [str(tmp_path / "lake"), str(shop)], master="local[2]")
     assert report.read == log.count() + 28 and not report.rejected
     assert nodes(graph) == expected_nodes and edges(graph) == expected_edges
+
+
+def test_per_event_limits_are_checked_at_the_door(graph: Graph, log: SQLiteLog) -> None:
+    """What the API acknowledges must be loadable: names Neo4j's index can hold, and a bounded
+    number of datasets and fields per event (ingest.bounds)."""
+    from ingest.bounds import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES
+
+    long_job = run_event("COMPLETE", new_run_id(), "j" * (MAX_NAME_BYTES + 1))
+    many = run_event("COMPLETE", new_run_id(), "many",
+                     inputs=[dataset(f"in_{i}") for i in range(MAX_DATASETS + 1)])
+    wide = run_event("COMPLETE", new_run_id(), "wide", outputs=[dataset(
+        "wide", columns=[f"c{i}" for i in range(MAX_FIELDS + 1)])])
+    long_column = run_event("COMPLETE", new_run_id(), "col",
+                            outputs=[dataset("t", columns=["c" * (MAX_NAME_BYTES + 1)])])
+    fine = _events(1, "fine")[0]
+    with _client(graph, log, limit=8 * 1024 * 1024) as api:
+        r = api.post("/api/v1/lineage", json=[long_job, many, wide, long_column, fine])
+    assert r.status_code == 201 and r.json()["accepted"] == 1, r.text
+    reasons = {x["index"]: " ".join(x["reasons"]) for x in r.json()["rejected"]}
+    assert f"over the limit of {MAX_NAME_BYTES} bytes" in reasons[0] and "job.name" in reasons[0]
+    assert f"over the limit of {MAX_DATASETS} per event" in reasons[1]
+    assert f"over the limit of {MAX_FIELDS} per event" in reasons[2]
+    assert "schema field" in reasons[3]
+    assert log.count() == 1
+
+
+@pytest.mark.parametrize("ctype", ["application/json", "application/x-ndjson"])
+def test_an_integer_too_long_to_read_is_400_not_500(api: TestClient, log: SQLiteLog,
+                                                   ctype: str) -> None:
+    body = json.dumps(_events(1)[0])[:-1] + ', "big": ' + "9" * 5000 + "}"
+    r = api.post("/api/v1/lineage", content=body, headers={"content-type": ctype})
+    assert r.status_code == 400 and "too long" in r.text, r.text
+    assert log.count() == 0
