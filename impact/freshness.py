@@ -74,7 +74,10 @@ def assess(successes: list[datetime], now: datetime) -> tuple[
         return times[0], None, None, False
     gaps = [a - b for a, b in zip(occasions, occasions[1:], strict=False)]
     cadence = timedelta(seconds=statistics.median(g.total_seconds() for g in gaps))
-    due = times[0] + cadence * TOLERANCE
+    try:
+        due = times[0] + cadence * TOLERANCE
+    except OverflowError:  # due after the year 9999: not late
+        due = datetime.max.replace(tzinfo=UTC)
     return times[0], cadence, due, now > due
 
 

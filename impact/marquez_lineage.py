@@ -79,7 +79,10 @@ def parse_node_id(graph: Graph, node_id: str) -> NodeId:
         raise BadNodeId(f"nodeId {node_id!r}: expected dataset:NAMESPACE:NAME, job:NAMESPACE:NAME "
                         "or datasetField:NAMESPACE:DATASET:FIELD")
     if "%" in rest:  # the unambiguous form: every ':' of a namespace or name written %3A
-        return _escaped_id(graph, node_id, kind, rest)
+        try:
+            return _escaped_id(graph, node_id, kind, rest)
+        except (BadNodeId, NotFound):
+            pass  # or a name that holds '%' itself, written as it is
     cuts = [i for i, ch in enumerate(rest) if ch == ":"]
     candidates: list[dict[str, Any]] = []
     if kind == "datasetField":

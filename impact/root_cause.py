@@ -183,7 +183,8 @@ def candidates(r: dict[str, Any], offset: int, reference: datetime,
         elif late:
             add("stale input", f"{key} is late: last success {last:%Y-%m-%d %H:%M}, due by "
                 f"{due:%Y-%m-%d %H:%M}", lastSuccess=last, cadence=cadence, due=due)
-    window = reference - recent
+    earliest = datetime.min.replace(tzinfo=UTC)  # a reference time in year 1 has no week before it
+    window = reference - recent if reference - earliest > recent else earliest
     added = [a for a in r["added"] if (t := native_time(a["time"])) and window <= t <= reference]
     dropped = [d for d in r["dropped"] if (t := native_time(d["time"])) and window <= t <= reference]
     if added or dropped:

@@ -38,4 +38,17 @@ def _offset(zone: str) -> timezone:
     sign = -1 if zone[0] == "-" else 1
     digits = zone[1:].replace(":", "")
     hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    if hours > 23 or minutes > 59:
+        raise ValueError(f"offset {zone} is not a time offset (hours 00-23, minutes 00-59)")
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+# what SQLite's date functions read (the event log's time index): Z or an offset written ±HH:MM
+_SQLITE_READS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$")
+
+
+def normal_form(value: str, parsed: datetime) -> str:
+    """``value`` when it is already in the extended form RFC 3339 uses, else ``parsed`` written
+    that way (``+0530`` becomes ``+00:00`` after conversion to UTC: the same instant), so that the
+    event log can index every event by its time."""
+    return value if _SQLITE_READS.match(value) else parsed.isoformat().replace("+00:00", "Z")

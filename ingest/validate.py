@@ -21,7 +21,7 @@ from ingest import codec
 from ingest.bounds import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES, problems
 from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
 from ingest.secrets import scrub, scrub_encoded
-from ingest.times import parse_time
+from ingest.times import normal_form, parse_time
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 
@@ -94,6 +94,9 @@ def validate(obj: Any) -> ValidEvent | list[str]:
             _check_dataset(ds, f"{side}[{i}]", reasons)
     if reasons or event_time is None:
         return reasons
+    if (written := normal_form(str(time_raw), event_time)) != time_raw:
+        obj = {**obj, "eventTime": written}  # ISO 8601's other forms, as RFC 3339 writes them
+        time_raw = written
     scrubbed, text = scrub_encoded(obj)
     return ValidEvent(kind, scrubbed, event_time, str(time_raw), run_id, event_type, text=text)
 

@@ -234,3 +234,37 @@ def test_sql_that_parses_past_the_time_limit_is_422(api: TestClient,
     r = api.post("/api/v1/impact/check", json={
         "job": {"namespace": "shop-nightly", "name": "clean_users"}, "namespace": NS, "sql": union})
     assert r.status_code == 422 and "longer than 0.5 s" in r.text, r.text
+
+
+@pytest.mark.parametrize("as_of", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:00Z"])
+def test_the_first_and_last_instants_answer_every_question(api: TestClient, as_of: str) -> None:
+    for endpoint, params in AS_OF_ENDPOINTS:
+        r = api.get(endpoint, params={**params, "asOf": as_of})
+        assert r.status_code == 200, (endpoint, as_of, r.text)
+
+
+def test_event_time_offsets_iso_allows_are_normalised_and_listed(api: TestClient) -> None:
+    from tests.helpers import new_run_id, run_event
+
+    basic = run_event("COMPLETE", new_run_id(), "basic_offset", time="2024-06-01T08:00:00+0530")
+    bad = run_event("COMPLETE", new_run_id(), "bad_offset", time="2024-06-01T08:00:00+14:99")
+    r = api.post("/api/v1/lineage", json=[basic, bad])
+    assert r.status_code == 201 and r.json()["accepted"] == 1, r.text
+    [refused] = r.json()["rejected"]
+    assert refused["index"] == 1 and "offset +14:99" in " ".join(refused["reasons"])
+    listed = api.get("/api/v1/events/lineage", params={
+        "after": "2024-06-01T00:00:00Z", "before": "2024-06-02T00:00:00Z"}).json()
+    assert [e["eventTime"] for e in listed["events"]] == ["2024-06-01T02:30:00Z"]
+
+
+def test_a_name_holding_a_percent_sign_answers_by_its_node_id(api: TestClient, shop: Graph) -> None:
+    from tests.helpers import dataset, ingest_events, new_run_id, run_event
+
+    ingest_events(shop, [run_event("COMPLETE", new_run_id(), "pct", ns="p",
+                                   outputs=[dataset("growth_100%_rate", "p")])])
+    r = api.get("/api/v1/lineage", params={"nodeId": "dataset:p:growth_100%_rate"})
+    assert r.status_code == 200, r.text
+    ids = {n["id"] for n in r.json()["graph"]}
+    assert "dataset:p:growth_100%_rate" in ids
+    for node_id in ids:
+        assert api.get("/api/v1/lineage", params={"nodeId": node_id}).status_code == 200
