@@ -35,9 +35,12 @@ REDACTED = "***"
 # An object key names a secret when one of its words (split at separators and camelCase) is one
 # of these, or two neighbouring words are one of the pairs: "passenger_count" and "tokenizer" are
 # not secrets, "dbPassword", "GITHUB_PAT" and "spark.hadoop.fs.s3a.access.key" are.
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret", "token",
-                           "credential", "credentials", "authorization", "signature", "apikey",
-                           "pat", "secretkey", "accesskey", "privatekey"})
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pw", "pass", "passphrase", "secret",
+                           "token", "credential", "credentials", "authorization", "auth",
+                           "signature", "sig", "apikey", "pat", "secretkey", "accesskey",
+                           "privatekey"})
+# a word ending with one of these is a secret's too (PGPASSWORD, MYSQL_PWD's "mysqlpwd" style)
+_SECRET_ENDINGS = ("password", "passwd")
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"),
                            ("session", "key"), ("account", "key"), ("secret", "key")})
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -49,7 +52,7 @@ _COLUMN_MAPS = frozenset({"fields", "columnMetrics"})
 # by an Aho-Corasick automaton (C, about 1 us per KB) for the words each rule starts or ends with,
 # and each rule's own pattern is matched only where its word was found.
 _VALUE = r"(?:(?:Bearer|Basic)\s+[^\s&;,'\"<>]+|\"[^\"]*\"|'[^']*'|[^\s&;,'\"<>})\]]+)"
-_AFTER_KEY = r"[\"']?\s*[=:]\s*"
+_AFTER_KEY = r"[\"']?\s*(?:[=:]|%3[dD])\s*"  # %3D: '=' URL-encoded
 # word (lower case) -> (rule, pattern matched where the word starts, or None)
 _RULES: dict[str, tuple[str, re.Pattern[str] | None]] = {
     "-----begin": ("pem", re.compile(
@@ -62,10 +65,17 @@ _RULES: dict[str, tuple[str, re.Pattern[str] | None]] = {
 # key words of key=value pairs (a secret key's value is the group); "pass" also starts password
 for _word, _rest in (("pass", "(?:word|wd|phrase)?"), ("pwd", ""), ("secret", "s?"),
                      ("token", "s?"), ("credential", "s?"), ("authorization", ""),
-                     ("signature", ""), ("apikey", ""), ("pat", "")):
+                     ("signature", ""), ("apikey", ""), ("pat", ""), ("pw", ""), ("auth", ""),
+                     ("sig", "")):
     _RULES[_word] = ("pair", re.compile(rf"(?i:{_word}{_rest}){_AFTER_KEY}({_VALUE})"))
 _RULES["key"] = ("pair", re.compile(rf"(?i:key){_AFTER_KEY}({_VALUE})"))
 _USERINFO = re.compile(r"://([^/\s@\"'<>]*@)")
+# user:password@ where the password holds '/' or '@' (up to the last '@' before the host): a
+# password, not a port and a path, when it is not all digits before its first '/'
+_USERINFO_LONG = re.compile(r"://([^\s/@\"'<>:]*:([^\s\"'<>]*)@)[^\s@\"'<>/]")
+_PORT_PATH = re.compile(r"\d+(?:/|$)")
+# Oracle's thin driver: jdbc:oracle:thin:user/password@host
+_THIN = re.compile(r"(?i:thin):([^\s/@:\"'<>]+/[^\s@\"'<>]*@)")
 _KEY_PREFIX = re.compile(r"(?:api|access|private|session|account|secret|client)[_.\s-]?$")
 _SQL_PASSWORD = re.compile(r"(?i:PASSWORD)\s+('[^']*'|\"[^\"]*\")")
 _TOKENS = re.compile(
@@ -102,6 +112,9 @@ def _spans(text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     if "@" in text:
         found += [(m.start(1), m.end(1), "") for m in _USERINFO.finditer(text)]
+        found += [(m.start(1), m.end(1), "") for m in _USERINFO_LONG.finditer(text)
+                  if not _PORT_PATH.match(m[2])]
+        found += [(m.start(1), m.end(1), "@") for m in _THIN.finditer(text)]
     for end, word in _WORDS.iter(lower if lower is not None else text.lower()):
         start = end - len(word) + 1
         if lower is None and text[start:end + 1].lower() != word:
@@ -111,8 +124,8 @@ def _spans(text: str) -> list[tuple[int, int, str]]:
             before = (lower or text.lower())[max(0, start - 9):start]
             if word == "key" and not _KEY_PREFIX.search(before):
                 continue
-            if word == "pat" and before[-1:].isalpha():
-                continue
+            if word in ("pat", "pw", "auth", "sig") and before[-1:].isalpha():
+                continue  # part of another word ("path", "oauth", "design")
         if rule == "sql" or word == "pass":  # PASSWORD 'x' in SQL, without a = or :
             m = _SQL_PASSWORD.match(text, start) if word == "pass" else None
             if m is not None:
@@ -164,7 +177,7 @@ def scrub_text(text: str) -> str:
 def secret_key(key: str) -> bool:
     """True when an object key names a secret (its value is masked whatever it is)."""
     words = [w.lower() for w in _WORD.findall(key)]
-    return any(w in _SECRET_WORDS for w in words) or any(
+    return any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words) or any(
         pair in _SECRET_PAIRS for pair in zip(words, words[1:], strict=False))
 
 
@@ -181,7 +194,8 @@ def may_hold_secrets(value: Any) -> bool:
 def _text_may_hold_secrets(text: str) -> bool:
     """``may_hold_secrets`` of a value by its JSON text, in any key order: no rule's word crosses
     from one JSON token to the next (none holds a quote, colon, comma or bracket)."""
-    if "@" in text and _USERINFO.search(text):
+    if "@" in text and (_USERINFO.search(text) or _USERINFO_LONG.search(text)
+                        or _THIN.search(text)):
         return True
     for _ in _WORDS.iter(text.lower()):
         return True
@@ -222,8 +236,10 @@ def redact(value: Any) -> Any:
         is_dict = isinstance(source, dict)
         for key, child in (source.items() if is_dict else enumerate(source)):
             copy: Any
-            if is_dict and not columns and isinstance(key, str) and secret_key(key) \
-                    and child is not None and not isinstance(child, bool):
+            # in a map keyed by column names a column's spec is an object: a scalar under a
+            # secret-looking key is a secret (a "fields" map of settings), not a column
+            if is_dict and isinstance(key, str) and secret_key(key) and child is not None \
+                    and not isinstance(child, bool) and not (columns and isinstance(child, dict | list)):
                 copy = REDACTED
             elif isinstance(child, dict | list):
                 copy = {} if isinstance(child, dict) else []

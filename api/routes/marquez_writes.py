@@ -17,6 +17,7 @@ from api.paths import SlashRoute
 from graph.db import Graph
 from graph.errors import NotFound
 from impact import marquez_catalog as mc
+from ingest.secrets import scrub_text
 
 router = APIRouter(prefix="/api/v1", tags=["marquez"], dependencies=[Depends(require("write"))],
                    responses={**RESPONSES, 404: {"description": "not found"}},
@@ -33,14 +34,17 @@ class TagMeta(BaseModel):
 
 
 def _write(graph: Graph, query: str, /, **params: Any) -> list[dict[str, Any]]:
-    return graph.write([(query, params)])[0][1]
+    """Run a write with every text scrubbed of secrets, as events are (ingest.secrets): a
+    namespace named with credentials is stored without them, a description loses its tokens."""
+    clean = {k: scrub_text(v) if isinstance(v, str) else v for k, v in params.items()}
+    return graph.write([(query, clean)])[0][1]
 
 
 @router.put("/namespaces/{namespace}", summary="Create or update a namespace (Marquez)")
 def put_namespace(graph: G, namespace: str, meta: NamespaceMeta) -> Any:
     _write(graph, "marquez/put_namespace", name=namespace, ownerName=meta.ownerName,
            description=meta.description)
-    return mc.namespace(graph, namespace)
+    return mc.namespace(graph, scrub_text(namespace))
 
 
 @router.delete("/namespaces/{namespace}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,42 @@ def test_provisioning_is_private_and_the_password_never_on_a_command_line(tmp_pa
                  home / "data" / "dbms" / "auth.ini", server.password_file):
         mode = stat.S_IMODE(os.stat(path).st_mode)
         assert mode & 0o077 == 0, (path, oct(mode))
+
+
+# the shapes that got through before (issue 47.5), each a distinct marker
+MORE = {"oracle_thin": "Pw0thin20", "uri_slash": "Pw0sl21", "uri_at": "Pw0at22", "sas": "Sig0sas23",
+        "url_encoded": "Pw0enc24", "pgpassword": "Pw0pg25", "db_pw": "Pw0dbpw26",
+        "redis_auth": "Pw0redis27", "spark_redis": "Pw0sr28", "in_fields": "Pw0fields29",
+        "put_namespace": "Pw0put30", "ns_description": "Pw0nsd31", "tag_description": "Pw0tag32"}
+
+
+def test_secrets_in_side_doors_are_scrubbed_too(graph: Graph, tmp_path: Path) -> None:
+    m = MORE
+    event = run_event("COMPLETE", new_run_id(), "side_doors", job_facets={"custom": {
+        "jdbc": f"jdbc:oracle:thin:scott/{m['oracle_thin']}@db.example:1521/orcl",
+        "slash": f"mysql://bob:{m['uri_slash']}/x@db.example:3306/shop",
+        "at": f"mysql://bob:P@{m['uri_at']}@db.example:3306/shop",
+        "sas": f"https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sig={m['sas']}&se=2030",
+        "encoded": f"https://h/cb?user%3Dbob%26password%3D{m['url_encoded']}",
+        "env": {"PGPASSWORD": m["pgpassword"], "DB_PW": m["db_pw"], "REDIS_AUTH": m["redis_auth"],
+                "spark.redis.auth": m["spark_redis"]},
+        "fields": {"password": m["in_fields"]}}})
+    log = SQLiteLog(tmp_path / "log" / "events.db")
+    with TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
+                    client=("127.0.0.1", 1)) as api:
+        assert api.post("/api/v1/lineage", json=event).status_code == 201
+        Worker(graph, log).run_once()
+        # Marquez's writes go through the same scrubbing
+        ns = f"postgres://u:{m['put_namespace']}@h"
+        r = api.put(f"/api/v1/namespaces/{urllib.parse.quote(ns, safe='')}",
+                    json={"ownerName": "me", "description": f"token={m['ns_description']}"})
+        assert r.status_code == 200 and r.json()["name"] == "postgres://h", r.text
+        r = api.put("/api/v1/tags/secretive", json={"description": f"password={m['tag_description']}"})
+        assert r.status_code == 200, r.text
+        answers = "\n".join(api.get(p).text for p in (
+            "/api/v1/namespaces", "/api/v1/tags", "/api/v1/jobs",
+            "/api/v1/job?namespace=ns&name=side_doors"))
+    leaked = sorted(k for k, v in MORE.items() if v in _graph_text(graph) + answers)
+    assert leaked == []
+    db_bytes = b"".join(p.read_bytes() for p in log.path.parent.iterdir())
+    assert sorted(k for k, v in MORE.items() if v in db_bytes.decode("utf-8", "replace")) == []
