@@ -45,14 +45,22 @@ def search(graph: Graph, text: str, kind: str | None = None, limit: int = 20) ->
     return [Found(r["kind"], r["namespace"], r["name"]) for r in rows]
 
 
+# the words of a name as the index's analyzer ('simple') splits it: runs of letters, so that no
+# other character of the name reaches Lucene's query syntax
+_WORDS = re.compile(r"[a-z]+")
+
+
 def did_you_mean(graph: Graph, kind: str, name: str, limit: int = 5) -> list[Found]:
     """The datasets or jobs (any namespace) whose names are closest to ``name``: the same name
-    in another namespace first, then names that differ by a few characters."""
-    if kind not in KINDS:
+    in another namespace first, then names that differ by a few characters. Candidates come from
+    the full-text index (each word of ``name`` within two edits), then are ranked here."""
+    words = _WORDS.findall(name.lower())[:16]
+    if kind not in KINDS or not words:
         return []
-    everything = listing(graph, kind, limit=100_000, fold=False)
+    query = " ".join(f"{w}~" if len(w) > 2 else w for w in words)
+    candidates = graph.read("lookup/similar_names", kind=kind, query=query, limit=200)
     by_name: dict[str, list[Found]] = {}
-    for f in everything:
-        by_name.setdefault(f.name.lower(), []).append(f)
+    for r in candidates:
+        by_name.setdefault(r["name"].lower(), []).append(Found(kind, r["namespace"], r["name"]))
     close = difflib.get_close_matches(name.lower(), list(by_name), n=limit, cutoff=0.6)
     return [f for n in close for f in by_name[n]][:limit]
