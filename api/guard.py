@@ -8,7 +8,8 @@ still be a browser tricked by another site:
   (``localhost``, ``127.0.0.0/8``, ``[::1]``), 421 otherwise.
 * Cross-site writes: a page elsewhere posting to ``http://127.0.0.1:5000``. A request that
   changes something (any method but GET, HEAD, OPTIONS) is refused (403) when its ``Origin`` is
-  not a loopback origin, or when the browser marks it ``Sec-Fetch-Site: cross-site``.
+  not a loopback origin (``null`` included: a sandboxed frame or a local file's page), or when
+  the browser marks it ``Sec-Fetch-Site: cross-site``.
 
 With tokens, a browser cannot send a bearer token on its own, so neither applies; instead the
 metrics and the API's own description (``/metrics``, ``/docs``, ``/redoc``, ``/openapi.json``) need
@@ -82,7 +83,8 @@ class Guard:
         if scope.get("method", "GET") not in SAFE_METHODS:
             origin = headers.get("origin")
             if headers.get("sec-fetch-site") == "cross-site" or (
-                    origin is not None and origin != "null" and not is_loopback(host_of(origin))):
+                    # "null": a sandboxed frame, a file:// or data: page, whatever site it is on
+                    origin is not None and (origin == "null" or not is_loopback(host_of(origin)))):
                 return (403, f"cross-site write refused (Origin {origin!r}): without API tokens "
                              "only pages and clients on this machine may write", [])
         return None

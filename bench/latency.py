@@ -36,6 +36,7 @@ from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
+from impact.discover import did_you_mean
 from impact.marquez_lineage import column_lineage, lineage
 from impact.root_cause import root_cause_dataset
 from impact.upstream import dataset_upstream
@@ -285,6 +286,18 @@ def main() -> None:
         floor.append(fl)
         sizes.append(len(ans["graph"]))
     record("Marquez-shaped column lineage, downstream, depth 10", ours, floor, sizes)
+
+    # "did you mean" for a misspelt dataset name (a letter dropped): the intended name must be
+    # among the suggestions
+    ours, sizes = [], []
+    for t in staging:
+        cut = len(t.name) // 2
+        ms, found = timed(lambda n=t.name[:cut] + t.name[cut + 1:]: did_you_mean(graph, "dataset", n))
+        mismatches += t.name not in {f.name for f in found}
+        checked += 1
+        ours.append(ms)
+        sizes.append(len(found))
+    record("did you mean, dataset", ours, None, sizes)
 
     meta = {"datasets": len(ts), "columns": n_columns, "events": len(evs),
             "nodes": counts["nodes"], "relationships": counts["rels"], "samples": a.samples,

@@ -13,9 +13,12 @@ from an offset, the position = the consumer group's committed offset).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -319,6 +322,30 @@ class SQLiteLog:
     @_log_errors
     def stats(self) -> dict[str, float]:
         return {k: float(v) for k, v in self._conn().execute("SELECT key, value FROM stats")}
+
+    @contextlib.contextmanager
+    def claim(self, consumer: str) -> Iterator[None]:
+        """Be the only process consuming as ``consumer`` while the block runs (a lock file
+        beside the log, released when the process ends however it ends): two workers on one log
+        would each load every event. Raises LogError naming the holder."""
+        path = self.path.with_name(f"{self.path.name}.{consumer}.lock")
+        with open(path, "a+", encoding="utf-8") as held:
+            private_file(path)
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as e:
+                held.seek(0)
+                holder = held.read().strip() or "another process"
+                raise LogError(f"the event log {self.path} is already consumed by {holder} "
+                               f"(lock {path}): one worker per log") from e
+            held.seek(0)
+            held.truncate()
+            held.write(f"lineage worker pid {os.getpid()}")
+            held.flush()
+            try:
+                yield
+            finally:
+                fcntl.flock(held, fcntl.LOCK_UN)
 
     def writable(self) -> bool:
         try:

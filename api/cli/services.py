@@ -75,7 +75,7 @@ def worker_cmd(
 
     from ingest.log import open_log
     from ingest.pipeline import relax_gc
-    from ingest.worker import Worker
+    from ingest.worker import CONSUMER, Worker
 
     logging.getLogger().setLevel(logging.INFO)  # a line per batch
     relax_gc()
@@ -85,7 +85,7 @@ def worker_cmd(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        with writing_graph(settings) as graph:
+        with events.claim(CONSUMER), writing_graph(settings) as graph:
             worker = Worker(graph, events, settings.worker_batch,
                             facet_max_bytes=settings.facet_max_bytes,
                             batch_bytes=settings.worker_batch_bytes)

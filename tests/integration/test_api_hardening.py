@@ -184,6 +184,9 @@ def test_loopback_mode_refuses_cross_site_browser_writes(api: TestClient) -> Non
     assert r.status_code == 403 and "cross-site" in r.json()["detail"]
     r = api.post("/api/v1/lineage", json=event, headers={"Sec-Fetch-Site": "cross-site"})
     assert r.status_code == 403
+    # a sandboxed frame or a file:// page sends "null", whatever site it comes from
+    r = api.post("/api/v1/lineage", json=event, headers={"Origin": "null"})
+    assert r.status_code == 403 and "cross-site" in r.json()["detail"]
     r = api.post("/api/v1/impact/check", json={"changes": []},
                  headers={"Origin": "http://evil.example:5000"})
     assert r.status_code == 403

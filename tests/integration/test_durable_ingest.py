@@ -548,3 +548,32 @@ def test_an_integer_too_long_to_read_is_400_not_500(api: TestClient, log: SQLite
     r = api.post("/api/v1/lineage", content=body, headers={"content-type": ctype})
     assert r.status_code == 400 and "too long" in r.text, r.text
     assert log.count() == 0
+
+
+def test_a_second_worker_on_one_log_is_refused(graph: Graph, tmp_path: Path) -> None:
+    env = os.environ | {"LINEAGE_LOG_FILE": str(tmp_path / "events.db")}
+    if not os.environ.get("NEO4J_URI"):
+        s = server_settings()
+        env |= {"LINEAGE_STATE_DIR": str(s.state_dir), "LINEAGE_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
+                "LINEAGE_NEO4J_HTTP_PORT": str(s.neo4j_http_port)}
+    out = tmp_path / "first.log"
+    with out.open("wb") as sink:
+        first = subprocess.Popen([sys.executable, "-m", "api.cli", "worker"], env=env,
+                                 stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while "consuming" not in out.read_text() and time.monotonic() < deadline:
+            assert first.poll() is None, out.read_text()
+            time.sleep(0.1)
+        second = subprocess.run([sys.executable, "-m", "api.cli", "worker"], env=env,
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1
+        assert "already consumed by lineage worker pid" in second.stderr + second.stdout
+        assert "one worker per log" in second.stderr + second.stdout
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=30)
+    # the lock goes with its process: a worker starts again
+    again = subprocess.run([sys.executable, "-m", "api.cli", "worker", "--once"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
