@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS events (
     received REAL NOT NULL,
     body TEXT NOT NULL,
     checked INTEGER NOT NULL DEFAULT 0,  -- 0 as received, 1 validated, 2 and scrubbed, 3 and canonical
-    event_time REAL
+    event_time REAL,
+    job_namespace TEXT
 );
 CREATE TABLE IF NOT EXISTS positions (
     consumer TEXT PRIMARY KEY,
@@ -75,8 +76,9 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 
 # an event's eventTime in unix seconds (SQLite reads ISO-8601 with Z or an offset), for windows
 _EVENT_TIME = "(julianday(json_extract({body}, '$.eventTime')) - 2440587.5) * 86400.0"
-_INSERT = ("INSERT INTO events (received, body, checked, event_time) VALUES (?, ?, ?, "
-           + _EVENT_TIME.format(body="?2") + ")")
+_JOB_NAMESPACE = "json_extract({body}, '$.job.namespace')"  # for Marquez's events by namespace
+_INSERT = ("INSERT INTO events (received, body, checked, event_time, job_namespace) VALUES (?, ?, ?, "
+           + _EVENT_TIME.format(body="?2") + ", " + _JOB_NAMESPACE.format(body="?2") + ")")
 
 _SCRUBBED = 2  # the mark of an event the API validated and scrubbed of secrets
 _CANONICAL = 3  # ... and stored as its canonical JSON (encode): its digest is its body's
@@ -122,7 +124,12 @@ class SQLiteLog:
             if "event_time" not in columns:  # an earlier version's log: its events' times, once
                 c.execute("ALTER TABLE events ADD COLUMN event_time REAL")
                 c.execute(f"UPDATE events SET event_time = {_EVENT_TIME.format(body='body')}")
+            if "job_namespace" not in columns:  # an earlier version's log: once
+                c.execute("ALTER TABLE events ADD COLUMN job_namespace TEXT")
+                c.execute(f"UPDATE events SET job_namespace = {_JOB_NAMESPACE.format(body='body')}")
             c.execute("CREATE INDEX IF NOT EXISTS events_time ON events (event_time)")
+            c.execute("CREATE INDEX IF NOT EXISTS events_namespace_time "
+                      "ON events (job_namespace, event_time)")
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -207,7 +214,7 @@ class SQLiteLog:
         window = "FROM events WHERE event_time >= ? AND event_time < ?"
         params: tuple[Any, ...] = (after, before)
         if namespace is not None:
-            window += " AND json_extract(body, '$.job.namespace') = ?"
+            window += " AND job_namespace = ?"
             params += (namespace,)
         conn = self._conn()
         total = conn.execute(f"SELECT count(*) {window}", params).fetchone()[0]

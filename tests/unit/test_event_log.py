@@ -1,0 +1,67 @@
+"""The embedded event log (SQLite): listing by time and job namespace, a log an earlier version
+wrote, the worker's position moved only from where it stood, recorded bulk loads, and one
+consumer per log."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ingest.log import LogError, SQLiteLog
+
+EVENT = {"eventType": "START", "eventTime": "2024-06-01T00:00:00Z",
+         "run": {"runId": "3f1a2c1e-0000-4000-8000-000000000001"},
+         "job": {"namespace": "ns1", "name": "j"}, "producer": "p"}
+
+
+def test_events_are_listed_by_time_and_job_namespace(tmp_path: Path) -> None:
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([EVENT, EVENT | {"job": {"namespace": "ns2", "name": "j"}}])
+    window = (0.0, 4e9, False, 10, 0)
+    assert log.between(*window, "ns1")[1] == 1 and log.between(*window, "ns2")[1] == 1
+    assert log.between(*window, "nowhere") == ([], 0)
+    assert log.between(*window)[1] == 2
+    plan = log._conn().execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE event_time >= 0 "
+        "AND event_time < 1 AND job_namespace = 'x'").fetchall()
+    assert "events_namespace_time" in str(plan)  # not a scan of every body
+
+
+def test_a_log_an_earlier_version_wrote_gains_its_columns(tmp_path: Path) -> None:
+    path = tmp_path / "events.db"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+                    "received REAL NOT NULL, body TEXT NOT NULL)")
+        old.execute("INSERT INTO events (received, body) VALUES (1, ?)",
+                    ('{"eventTime": "2024-06-01T00:00:00Z", "job": {"namespace": "ns1"}}',))
+    log = SQLiteLog(path)
+    assert log.between(0.0, 4e9, False, 10, 0, "ns1")[1] == 1
+
+
+def test_the_position_moves_only_from_where_it_stood(tmp_path: Path) -> None:
+    log = SQLiteLog(tmp_path / "events.db")
+    assert log.advance("neo4j", 0, 5) and log.position("neo4j") == 5
+    assert not log.advance("neo4j", 3, 9) and log.position("neo4j") == 5
+    log.commit("neo4j", 12)
+    assert not log.advance("neo4j", 5, 8) and log.position("neo4j") == 12
+
+
+def test_bulk_loads_are_recorded_and_forgotten(tmp_path: Path) -> None:
+    log = SQLiteLog(tmp_path / "events.db")
+    log.record_bulk_load("/lake/2024", 120)
+    [load] = log.bulk_loads()
+    assert (load.source, load.events) == ("/lake/2024", 120)
+    log.forget_bulk_loads()
+    assert log.bulk_loads() == []
+
+
+def test_one_consumer_per_log(tmp_path: Path) -> None:
+    log = SQLiteLog(tmp_path / "events.db")
+    # flock locks are per open file: a second claim, even in this process, is refused
+    with log.claim("neo4j"), pytest.raises(LogError, match="one worker per log"), \
+            log.claim("neo4j"):
+        pass
+    with log.claim("neo4j"):
+        pass
