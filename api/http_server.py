@@ -9,7 +9,11 @@ nothing, half a head or half a body open for as long as the client likes. This p
 * closes a connection on which the client, owing a request (nothing yet, a partial head or a
   partial body), sends nothing for ``idle_seconds`` (20 s; 408 when a request was under way).
   The clock restarts with every chunk received, so a slow but steady upload goes on, and stops
-  while the application works on a request it has whole.
+  while the application works on a request it has whole;
+* and, since a client can trickle a byte now and then forever, gives a request a time of its
+  own: its head must be whole within twice ``idle_seconds`` of its first byte, and its body
+  within four times ``idle_seconds`` plus a second per :data:`BODY_RATE` bytes it declares (408
+  otherwise).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 HEAD_BYTES = 64 * 1024
 HEADERS = 100
 IDLE_SECONDS = 20.0
+BODY_RATE = 16 * 1024
+"""The slowest upload, in bytes per second, a body is given time for beyond its idle allowance."""
 
 
 def _response(status: bytes, message: str) -> bytes:
@@ -45,6 +51,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._owed = True  # the client owes us (the rest of) a request
         self._started = False  # some of a request has arrived
         self._idle: asyncio.TimerHandle | None = None
+        self._deadline: asyncio.TimerHandle | None = None  # the request's own time, see above
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -52,6 +59,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._no_deadline()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -71,15 +79,24 @@ class LimitedHttpProtocol(HttpToolsProtocol):
                              f"more than {self.headers_max} header lines")
                 return
             self._head_seen += head
-            self._started = True
+            if not self._started:
+                self._started = True
+                self._set_deadline(2 * self.idle_seconds, "its head")
             if end >= 0:
                 self._in_head = False
         super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        declared = dict(self.headers).get(b"content-length", b"")
+        size = int(declared) if declared.isdigit() else 0
+        self._set_deadline(4 * self.idle_seconds + size / BODY_RATE, "its body")
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._owed = False
         self._disarm()
+        self._no_deadline()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -95,6 +112,24 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
+
+    def _set_deadline(self, seconds: float, what: str) -> None:
+        self._no_deadline()
+        self._deadline = self.loop.call_later(seconds, self._late, seconds, what)
+
+    def _no_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _late(self, seconds: float, what: str) -> None:
+        if self.transport.is_closing() or not self._owed:
+            return
+        self._disarm()
+        if self.cycle is None or not self.cycle.response_started:
+            self.transport.write(_response(b"408 Request Timeout",
+                                           f"the request did not send {what} within {seconds:g} s"))
+        self.transport.close()
 
     def _idle_out(self) -> None:
         if self.transport.is_closing() or not self._owed:

@@ -122,6 +122,30 @@ def test_connections_that_stall_are_closed_after_the_idle_timeout(port: int, sen
     assert _health(port) < 2
 
 
+@pytest.mark.parametrize("head", [b"", b"POST /api/v1/lineage HTTP/1.1\r\nHost: localhost\r\n"
+                                  b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"])
+def test_a_request_trickled_a_byte_at_a_time_is_cut_at_its_deadline(port: int, head: bytes) -> None:
+    """Slowloris: never idle for IDLE, yet never done: the head (or the body) has its own time."""
+    trickle = head or b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + b"a" * 100
+    with _connect(port) as sock:
+        sock.sendall(trickle[:len(head) + 1])
+        started = time.monotonic()
+        answer = b""
+        for i in range(len(head) + 1, len(trickle) + 100):
+            time.sleep(IDLE / 4)
+            try:
+                sock.sendall(trickle[i:i + 1] or b"a")
+            except OSError:  # closed by the server
+                break
+            if time.monotonic() - started > 3 * IDLE + 5:
+                break
+        answer = _read_all(sock)
+        waited = time.monotonic() - started
+    assert waited < (4 if head else 2) * IDLE + 1000 / 16384 + 2, waited
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert _health(port) < 2
+
+
 def test_a_slow_but_steady_upload_is_not_cut(port: int) -> None:
     body = b'{"eventTime": "2024-01-01T00:00:00Z", "x": "' + b"a" * 40 + b'"}'
     with _connect(port) as sock:
