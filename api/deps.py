@@ -17,11 +17,15 @@ from fastapi import Depends, HTTPException, Query, Request
 from api.auth import Tokens, is_loopback, parse_tokens
 from api.errors import BadParam
 from api.metrics import Counters
+from api.receive import BodyBudget
 from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest.group_commit import GroupCommitter
 from ingest.log import EventLog, open_log
 from ingest.times import parse_time
+
+BODY_BUDGET_FACTOR = 4
+"""Bodies of the largest size one API process takes in at once (api.receive.BodyBudget)."""
 
 
 class Services:
@@ -32,6 +36,7 @@ class Services:
         self.settings = settings
         self.tokens: Tokens = parse_tokens(settings.api_tokens)
         self.counters = Counters()
+        self.bodies = BodyBudget(BODY_BUDGET_FACTOR * settings.max_body_bytes)
         self._graph, self._log = graph, events
         self._committer: GroupCommitter | None = None
         self._lock = threading.Lock()  # sync routes run on several threads
@@ -40,7 +45,8 @@ class Services:
         with self._lock:
             if self._graph is None:
                 # a short retry time: a client gets its 503 promptly while Neo4j is away
-                self._graph = open_graph(self.settings, retry_time=2.0)
+                self._graph = open_graph(self.settings, retry_time=2.0,
+                                         readers=self.settings.api_max_questions)
             return self._graph
 
     def log(self) -> EventLog:

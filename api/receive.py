@@ -10,6 +10,9 @@ body that is not JSON. Bad input never gives a 500.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +30,35 @@ class BodyError(LineageError):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class BodyBudget:
+    """Bytes of request bodies one API process holds at once, from the first byte read until the
+    events are logged (their parsed objects take several times their size): a burst of large
+    bodies takes turns instead of taking the process's memory with it. A request that finds no
+    room within ``wait`` seconds gets 503 with Retry-After."""
+
+    def __init__(self, total: int, wait: float = 30.0) -> None:
+        self.total = self.free = total
+        self.wait = wait
+        self._room = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, size: int) -> AsyncIterator[None]:
+        size = min(size, self.total)
+        async with self._room:
+            try:
+                await asyncio.wait_for(self._room.wait_for(lambda: self.free >= size), self.wait)
+            except TimeoutError as e:
+                raise BodyError(503, f"the API is taking in {self.total - self.free} bytes of "
+                                     f"other bodies: send again shortly") from e
+            self.free -= size
+        try:
+            yield
+        finally:
+            async with self._room:
+                self.free += size
+                self._room.notify_all()
 
 
 @dataclass

@@ -34,9 +34,10 @@ from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 
 
-def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict[str, Any]:
-    """Empty the graph and Neo4j's plan cache, load, then ask; ``every``: the keeper's tick, as
-    ``LINEAGE_PLAN_KEEPER_SECONDS`` (None: no keeper)."""
+def one_run(graph: Graph, datasets: int, seed: int, every: float | None,
+            wait: float = 5.0) -> dict[str, Any]:
+    """Empty the graph and Neo4j's plan cache, load, then ask ``wait`` seconds after the load;
+    ``every``: the keeper's tick, as ``LINEAGE_PLAN_KEEPER_SECONDS`` (None: no keeper)."""
     graph.run_statements("admin/wipe")
     with graph.driver.session() as s:
         s.run("CALL db.clearQueryCaches()").consume()
@@ -71,12 +72,10 @@ def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict
 
     report = Ingester(graph, batch_size=500).ingest(read(), IngestReport(), loaded)
     load_s = time.perf_counter() - t0
-    # the users ask a few seconds after the load, with or without a keeper (whose tick after the
-    # load sees the graph held still, and asks; its round under way is waited for)
-    time.sleep(5.0)
+    # the users ask ``wait`` seconds after the load, with or without a keeper (whose tick after
+    # the load sees the graph held still, and asks); at 0 they ask while its round may be under way
+    time.sleep(wait)
     stop.set()
-    if thread:
-        thread.join()
     assert not report.rejected, report.rejected[:3]
     rng = random.Random(seed + 1)
     sources = [t for t in ts if t.layer == 0]
@@ -87,7 +86,10 @@ def one_run(graph: Graph, datasets: int, seed: int, every: float | None) -> dict
         column = {"namespace": NS, "dataset": src.name, "name": src.columns[0]}
         asks.append({what: round(s * 1000, 1) for what, s in ask_questions(
             graph, (NS, src.name), {"namespace": NS, "name": derived.name}, column, None)})
-    return {"keeper_every_s": every, "load_s": round(load_s, 1), "keeper_rounds": rounds, "asks_ms": asks}
+    if thread:
+        thread.join()
+    return {"keeper_every_s": every, "wait_s": wait, "load_s": round(load_s, 1),
+            "keeper_rounds": rounds, "asks_ms": asks}
 
 
 def main() -> None:
@@ -97,6 +99,8 @@ def main() -> None:
     p.add_argument("--every", type=float, default=2.0,
                    help="the keeper's tick, seconds (LINEAGE_PLAN_KEEPER_SECONDS)")
     p.add_argument("--runs", type=int, default=2, help="runs of each, alternated: without, with")
+    p.add_argument("--wait", type=float, default=5.0,
+                   help="seconds between the load's end and the first question (0: at once)")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args()
     settings = bench_settings()
@@ -106,10 +110,11 @@ def main() -> None:
     runs = []
     for i in range(a.runs):
         for every in (None, a.every):
-            run = one_run(graph, a.datasets, a.seed, every)
+            run = one_run(graph, a.datasets, a.seed, every, a.wait)
             runs.append(run)
             first = run["asks_ms"][0]
-            print(f"run {i + 1}, keeper {f'every {every:g} s' if every else 'off'}: load {run['load_s']} s; "
+            print(f"run {i + 1}, keeper {f'every {every:g} s' if every else 'off'}, asked "
+                  f"{a.wait:g} s after: load {run['load_s']} s; "
                   f"first answers {min(first.values()):.0f}-{max(first.values()):.0f} ms "
                   f"(then {min(run['asks_ms'][1].values()):.0f}-{max(run['asks_ms'][1].values()):.0f})",
                   file=sys.stderr)

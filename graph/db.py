@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
@@ -115,20 +116,24 @@ def connect(settings: Settings, retry_time: float = 30.0) -> Driver:
                                 max_transaction_retry_time=retry_time)
 
 
-def open_graph(settings: Settings, retry_time: float = 30.0) -> Graph:
+def open_graph(settings: Settings, retry_time: float = 30.0, readers: int | None = None) -> Graph:
     """A :class:`Graph` on the configured server whose driver (reads) and write loop retry for
-    the same ``retry_time``, with the configured query timeout."""
+    the same ``retry_time``, with the configured query timeout; ``readers``: at most this many
+    reads at once."""
     return Graph(connect(settings, retry_time=retry_time), timeout=settings.query_timeout,
-                 retry_time=retry_time)
+                 retry_time=retry_time, readers=readers)
 
 
 class Graph:
     """Runs named queries on one driver. Owns no I/O until a method is called."""
 
-    def __init__(self, driver: Driver, timeout: float = 30.0, retry_time: float = 30.0) -> None:
+    def __init__(self, driver: Driver, timeout: float = 30.0, retry_time: float = 30.0,
+                 readers: int | None = None) -> None:
         self.driver = driver
         self.timeout = timeout
         self.retry_time = retry_time  # how long a write is retried on transient errors
+        # reads at once (None: no bound); the others wait their turn, up to the timeout
+        self._turns = threading.BoundedSemaphore(readers) if readers else None
 
     def close(self) -> None:
         self.driver.close()
@@ -232,6 +237,9 @@ class Graph:
                 raise QueryError(name, str(e)) from e
 
     def _read_call(self, work: Any, names: Iterable[str]) -> Any:
+        if self._turns is not None and not self._turns.acquire(timeout=self.timeout):
+            raise QueryTimeout(",".join(names), f"waited {self.timeout:g} s for a turn: "
+                                                "other questions held every one")
         try:
             with self.driver.session() as session:
                 return session.execute_read(work)
@@ -239,6 +247,9 @@ class Graph:
             raise self._translated(e, names) from e
         except OSError as e:
             raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+        finally:
+            if self._turns is not None:
+                self._turns.release()
 
     def _translated(self, e: Neo4jError | DriverError, names: Iterable[str]) -> Exception:
         """The driver's error as one of :mod:`graph.errors`."""

@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     api_tokens: str | None = None
     """``token:scope`` pairs, comma-separated; scope ``read`` or ``write`` (write includes read)."""
     api_max_page: int = Field(default=500, ge=1)
+    api_max_questions: int = Field(default=2, ge=1)
+    """Questions one API process has Neo4j answer at once; more wait their turn (up to the query
+    timeout), so that a crowd of readers leaves Neo4j time for the worker's writes."""
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024 * 1024)
     """Largest POST body accepted (413 beyond); never below 1 MiB."""
 

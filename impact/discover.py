@@ -48,17 +48,22 @@ def search(graph: Graph, text: str, kind: str | None = None, limit: int = 20) ->
 # the words of a name as the index's analyzer ('simple') splits it: runs of letters, so that no
 # other character of the name reaches Lucene's query syntax
 _WORDS = re.compile(r"[a-z]+")
+# characters Lucene's query syntax gives a meaning to (escaped in a whole name)
+_LUCENE = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/\s])')
 
 
 def did_you_mean(graph: Graph, kind: str, name: str, limit: int = 5) -> list[Found]:
     """The datasets or jobs (any namespace) whose names are closest to ``name``: the same name
     in another namespace first, then names that differ by a few characters. Candidates come from
-    the full-text index (each word of ``name`` within two edits), then are ranked here."""
-    words = _WORDS.findall(name.lower())[:16]
-    if kind not in KINDS or not words:
+    the full-text indexes (the whole name within two edits, or a word of it), then are ranked
+    here."""
+    if kind not in KINDS:
         return []
-    query = " ".join(f"{w}~" if len(w) > 2 else w for w in words)
-    candidates = graph.read("lookup/similar_names", kind=kind, query=query, limit=200)
+    words = _WORDS.findall(name.lower())[:16]
+    candidates = graph.read(
+        "lookup/similar_names", kind=kind, limit=100,
+        whole=_LUCENE.sub(r"\\\1", name) + "~2" if len(name) <= 200 else None,
+        words=" ".join(f"{w}~" if len(w) > 2 else w for w in words) or None)
     by_name: dict[str, list[Found]] = {}
     for r in candidates:
         by_name.setdefault(r["name"].lower(), []).append(Found(kind, r["namespace"], r["name"]))

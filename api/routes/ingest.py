@@ -42,16 +42,26 @@ async def receive(request: Request) -> JSONResponse:
     counters = found.counters
     try:
         kind = check_media_type(request.headers.get("content-type"))
-        verdict = parse(await _body(request, found), kind, found.settings.log_raw_events)
+        async with found.bodies.hold(_size(request, found.settings.max_body_bytes)):
+            verdict = parse(await _body(request, found), kind, found.settings.log_raw_events)
+            rejected_by = {"invalid_event": len(verdict.rejected)} if verdict.rejected else {}
+            if not verdict.accepted:
+                counters.add(rejected=rejected_by, status=400)
+                return errors.answer(400, "no event accepted: each one was invalid (see rejected)",
+                                     accepted=0, rejected=verdict.rejected)
+            return await _append(found, verdict, rejected_by)
     except BodyError as e:
         counters.add(rejected={_REASONS.get(e.status, "invalid_body"): 1}, status=e.status)
-        return errors.answer(e.status, e.message)
-    rejected_by = {"invalid_event": len(verdict.rejected)} if verdict.rejected else {}
-    if not verdict.accepted:
-        counters.add(rejected=rejected_by, status=400)
-        return errors.answer(400, "no event accepted: each one was invalid (see rejected)",
-                             accepted=0, rejected=verdict.rejected)
-    return await _append(found, verdict, rejected_by)
+        return errors.answer(e.status, e.message, headers={"Retry-After": str(errors.RETRY_AFTER_S)}
+                             if e.status == 503 else None)
+
+
+def _size(request: Request, limit: int) -> int:
+    """What a body may take in memory: its declared length, or the limit when it declares none
+    or is compressed."""
+    declared = request.headers.get("content-length") or ""
+    compressed = (request.headers.get("content-encoding") or "identity").strip().lower() != "identity"
+    return int(declared) if declared.isdigit() and not compressed else limit
 
 
 async def _body(request: Request, found: Services) -> bytes:

@@ -33,21 +33,42 @@ CALL () {
                    MATCH (s)<-[:OF]-(:Run)(()<-[:PARENT]-()){1,5}(:Run)-[:OF]->(:Job)-[x:READS]->(d:Dataset)
                    WHERE $includeRetired OR x.retired IS NULL RETURN d } AS ins, 1 AS base
 }
-// datasets downstream (read by a job that writes the next), with how many jobs lie on the way
+// datasets downstream (read by a job that writes the next), with how many jobs lie on the way,
+// from every name of what the node writes (symlinks, declared aliases: docs/graph-model.md)
 // (OPTIONAL: a job that writes nothing, or reads nothing below, still answers with itself)
 OPTIONAL CALL (outs, base) {
-  UNWIND outs AS d
-  RETURN d, base AS hops
-  UNION
   UNWIND outs AS o
-  // a step is a job reading the dataset and writing the next, or another name of the dataset
-  // (an alias edge: a symlink or a declared alias), which is no step of its own
-  MATCH p = ANY SHORTEST (o)((x)-[e:READS|WRITES|DERIVED_FROM]-(y)
-                             WHERE ($includeRetired OR e.retired IS NULL)
-                               AND ((e:READS AND endNode(e) = x) OR (e:WRITES AND startNode(e) = x)
-                                    OR (e.alias AND startNode(e) = x))){1,150}(d:Dataset)
-  WITH d, base + size([r IN relationships(p) WHERE r:READS]) AS hops
-  WHERE hops <= $depth
+  UNWIND [o] + COLLECT { MATCH (o)-[:DERIVED_FROM {alias: true}]->(a:Dataset) RETURN a } AS start
+  CALL (start, base) {
+    RETURN start AS d, base AS hops
+    UNION
+    MATCH p = ANY SHORTEST (start)((:Dataset)<-[r:READS WHERE $includeRetired OR r.retired IS NULL]-(:Job)
+                             -[w:WRITES WHERE $includeRetired OR w.retired IS NULL]->(:Dataset)){1,50}(d)
+    WHERE base + length(p) / 2 <= $depth
+    RETURN d, base + length(p) / 2 AS hops
+  }
+  RETURN d, hops
+}
+WITH s, ins, base, d, min(hops) AS hops
+// a table reached under one of its names is reached under all: the walk goes on once from the
+// other names of what it reached (one producer writes a table by its path, the next reads it by
+// its catalog name)
+WITH s, ins, base, collect({d: d, hops: hops}) AS reached
+CALL (reached) {
+  UNWIND reached AS x
+  RETURN x.d AS d, x.hops AS hops
+  UNION
+  UNWIND reached AS x
+  WITH x.d AS seen, x.hops AS h
+  MATCH (seen)-[:DERIVED_FROM {alias: true}]->(a:Dataset)
+  CALL (a, h) {
+    RETURN a AS d, h AS hops
+    UNION
+    MATCH p = ANY SHORTEST (a)((:Dataset)<-[r:READS WHERE $includeRetired OR r.retired IS NULL]-(:Job)
+                             -[w:WRITES WHERE $includeRetired OR w.retired IS NULL]->(:Dataset)){1,50}(d)
+    WHERE h + length(p) / 2 <= $depth
+    RETURN d, h + length(p) / 2 AS hops
+  }
   RETURN d, hops
 }
 WITH s, ins, base, d, min(hops) AS hops
@@ -61,19 +82,41 @@ CALL (d, hops) {
 WITH s, ins, base, collect(n) AS down
 // the same upstream: datasets written by a job that reads the previous, and their writers
 OPTIONAL CALL (ins, base) {
-  UNWIND ins AS d
-  RETURN d, base AS hops
-  UNION
   UNWIND ins AS i
-  MATCH p = ANY SHORTEST (i)((x)-[e:READS|WRITES|DERIVED_FROM]-(y)
-                             WHERE ($includeRetired OR e.retired IS NULL)
-                               AND ((e:WRITES AND endNode(e) = x) OR (e:READS AND startNode(e) = x)
-                                    OR (e.alias AND startNode(e) = x))){1,150}(d:Dataset)
-  WITH d, base + size([r IN relationships(p) WHERE r:WRITES]) AS hops
-  WHERE hops <= $depth
+  UNWIND [i] + COLLECT { MATCH (i)-[:DERIVED_FROM {alias: true}]->(a:Dataset) RETURN a } AS start
+  CALL (start, base) {
+    RETURN start AS d, base AS hops
+    UNION
+    MATCH p = ANY SHORTEST (start)((:Dataset)<-[w:WRITES WHERE $includeRetired OR w.retired IS NULL]-(:Job)
+                             -[r:READS WHERE $includeRetired OR r.retired IS NULL]->(:Dataset)){1,50}(d)
+    WHERE base + length(p) / 2 <= $depth
+    RETURN d, base + length(p) / 2 AS hops
+  }
   RETURN d, hops
 }
-WITH s, down, d, min(hops) AS hops
+WITH s, down, base, d, min(hops) AS hops
+// a table reached under one of its names is reached under all: the walk goes on once from the
+// other names of what it reached (one producer writes a table by its path, the next reads it by
+// its catalog name)
+WITH s, down, base, collect({d: d, hops: hops}) AS reached
+CALL (reached) {
+  UNWIND reached AS x
+  RETURN x.d AS d, x.hops AS hops
+  UNION
+  UNWIND reached AS x
+  WITH x.d AS seen, x.hops AS h
+  MATCH (seen)-[:DERIVED_FROM {alias: true}]->(a:Dataset)
+  CALL (a, h) {
+    RETURN a AS d, h AS hops
+    UNION
+    MATCH p = ANY SHORTEST (a)((:Dataset)<-[w:WRITES WHERE $includeRetired OR w.retired IS NULL]-(:Job)
+                             -[r:READS WHERE $includeRetired OR r.retired IS NULL]->(:Dataset)){1,50}(d)
+    WHERE h + length(p) / 2 <= $depth
+    RETURN d, h + length(p) / 2 AS hops
+  }
+  RETURN d, hops
+}
+WITH s, down, base, d, min(hops) AS hops
 CALL (d, hops) {
   RETURN d AS n
   UNION

@@ -19,8 +19,12 @@ CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);
 CREATE INDEX job_handoff IF NOT EXISTS FOR (j:Job) ON (j.handoff);
 CREATE INDEX job_ref_run IF NOT EXISTS FOR (j:Job) ON (j.refRunId);
 // "Did you mean": names like an unknown one, by Lucene's fuzzy terms (cypher/lookup/similar_names.cypher)
-// ('simple': a name's words are its runs of letters, so 'raw.users' is 'raw' and 'users')
-CREATE FULLTEXT INDEX name_words IF NOT EXISTS FOR (n:Dataset|Job) ON EACH [n.name]
+// the whole name as one term ('keyword'), for names a few edits away ('raw.userz', 't_00412'), and
+// its words ('simple': runs of letters, so 'raw.users' is 'raw' and 'users'), for words misspelt
+// (namespaces too: Neo4j keeps one full-text index per set of labels and properties)
+CREATE FULLTEXT INDEX name_whole IF NOT EXISTS FOR (n:Dataset|Job) ON EACH [n.name]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}};
+CREATE FULLTEXT INDEX name_words IF NOT EXISTS FOR (n:Dataset|Job) ON EACH [n.name, n.namespace]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'simple'}};
 // Earlier versions indexed DERIVED_FROM by job: on a young graph the planner then MERGEd each
 // column edge by seeking every edge of its job (quadratic per job). Every query starts from a node.

@@ -46,3 +46,27 @@ def test_a_write_waiting_past_the_query_timeout_loads_without_splitting_or_dead_
     assert "splitting" not in caplog.text
     assert rows(graph, "MATCH (j:Job)<-[:OF]-(:Run)-[:WROTE]->(:Dataset {name: 'locked'}) "
                        "RETURN count(DISTINCT j) AS n")[0]["n"] == 3
+
+
+def test_questions_take_turns_and_one_that_finds_none_in_time_is_a_timeout(graph: Graph) -> None:
+    """With ``readers`` turns, a question beyond them waits; past the query timeout it ends as a
+    QueryTimeout (504), not by piling onto Neo4j."""
+    import time
+
+    from graph.errors import QueryTimeout
+
+    bounded = Graph(graph.driver, timeout=0.5, readers=1)
+
+    def slow(tx: object) -> int:
+        time.sleep(1.5)  # a long question holding the only turn
+        return 1
+
+    holder = threading.Thread(target=bounded._read_call, args=(slow, ["slow"]))
+    holder.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout, match="waited 0.5 s for a turn"):
+        bounded.read("lookup/namespaces")
+    assert 0.4 < time.monotonic() - started < 1.4
+    holder.join()
+    assert bounded.read("lookup/namespaces") == []  # the turn is free again

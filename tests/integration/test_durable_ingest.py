@@ -577,3 +577,20 @@ def test_a_second_worker_on_one_log_is_refused(graph: Graph, tmp_path: Path) -> 
     again = subprocess.run([sys.executable, "-m", "api.cli", "worker", "--once"], env=env,
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
+
+
+def test_bodies_take_turns_within_the_process_budget(graph: Graph, log: SQLiteLog) -> None:
+    """While other bodies hold the whole budget, a request waits, then gets 503 with
+    Retry-After (nothing logged); with room again it is taken."""
+    from api.receive import BodyBudget
+
+    with _client(graph, log) as api:
+        services = api.app.state.services  # type: ignore[attr-defined]
+        services.bodies = BodyBudget(4 * 1024 * 1024, wait=0.3)
+        services.bodies.free = 0  # as if four bodies of the largest size were being read
+        r = api.post("/api/v1/lineage", json=_events(1)[0])
+        assert r.status_code == 503 and r.headers["retry-after"], r.text
+        assert "send again" in r.json()["detail"] and log.count() == 0
+        services.bodies.free = services.bodies.total
+        assert api.post("/api/v1/lineage", json=_events(1)[0]).status_code == 201
+        assert services.bodies.free == services.bodies.total  # given back after the request
