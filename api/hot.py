@@ -2,9 +2,8 @@
 
 Producers send one event per request, so FastAPI's per-request machinery around the endpoint (its
 exception middleware and exit stack, matching the path against every route, solving the
-endpoint's parameters) was a good part of the API's CPU per event: `lineage serve` alone spent
-1.32-1.52 ms per one-event request before this layer, 1.02-1.08 ms with it, and acknowledged
-561-702 events/s instead of 382-525 (docs/benchmarks.md, "Ingest over HTTP (session 17)").
+endpoint's parameters) was a good part of the API's CPU per event (measured in
+docs/benchmarks.md, "Ingest over HTTP").
 This ASGI layer sits inside the request context and the guard, so ids, timing, host and origin
 checks are the same; an error the endpoint raises is answered by the application's own exception
 handlers, so every answer is the same as through the router. The route stays declared there for
@@ -19,7 +18,7 @@ parameter, ``depth=+3``, ``includeRetired=yes``) goes on to the router, so that 
 validation answers it as before, with the same 422. What is parsed here is read from the route's
 own signature (:func:`get_routes`), and the route's function is called with it on the same thread
 pool, so an answer is the same bytes either way (tests/integration/test_hot_routes.py). What this
-saves per question is in docs/benchmarks.md, "Questions below the router (session 18)".
+saves per question is in docs/benchmarks.md, "Questions below the router".
 """
 
 from __future__ import annotations

@@ -170,8 +170,8 @@ def _drain(log: SQLiteLog) -> None:
 def _warm_up(a: argparse.Namespace, url: str, log: SQLiteLog) -> dict[str, Any]:
     """Small batches for ``a.warmup_seconds``, then one burst of the measured shape (a.events
     by a.clients clients, a.per_request per request): the worker's batches of a backlog are
-    larger than a steady stream's, and with only small ones before, Neo4j's JIT compiler took
-    33-179 us of CPU per event during the measurement (session 26)."""
+    larger than a steady stream's, and with only small ones before, Neo4j's JIT compiler would
+    compile for them during the measurement."""
     warm_iter = iter(gen_events(tables(a.tables, seed=99), seed=99, days=100, starts=True))
 
     def warm(n: int) -> list[dict[str, Any]]:

@@ -1,11 +1,9 @@
 """A lean HTTP/1.1 client for the benches' load: one kept-alive connection, bodies given as bytes.
 
 The benches' clients share the machine's two cores with the servers they measure, so what a
-client spends per request is taken from the server under test. `http.client` with `json.dumps`
-per request cost 202-222 us of CPU per one-event POST on this machine (its response parsing goes
-through `email.parser`), a third of what our API spends on the request; this client, given
-bodies encoded before the clock starts, 35 us (docs/benchmarks.md, "Session 24: the bench's
-own clients, and the log's group commit").
+client spends per request is taken from the server under test; `http.client` with `json.dumps`
+per request costs several times what this client does (its response parsing goes through
+`email.parser`; measured in docs/benchmarks.md, "the bench's own clients").
 It speaks to any HTTP/1.1 server: bodies by content-length, chunked or up to the close.
 """
 

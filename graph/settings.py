@@ -101,24 +101,22 @@ class Settings(BaseSettings):
     worker_batch_bytes: int = Field(default=WORKER_BATCH_BYTES, ge=1024)
     """The most events and bytes of event JSON the worker loads in one transaction. A backlog
     loads cheaper per event in larger batches (a job that ran several times in one batch writes its
-    nodes and edges once): Neo4j's CPU per event 218-226 us at 10,000 against 258-313 at 5,000
-    and 411 at 2,000 (docs/benchmarks.md, "Session 26"); 10,000 and 20,000 loaded on the default
-    1 GiB heap. A batch Neo4j refuses for its size is split, and the next ones are smaller."""
+    nodes and edges once; measured in docs/benchmarks.md, "batches of 10,000"). A batch Neo4j
+    refuses for its size is split, and the next ones are smaller."""
     worker_poll: float = Field(default=0.2, gt=0)
     worker_nice: int = Field(default=10, ge=0, le=19)
     """How much lower ``lineage worker``'s CPU priority is than the API's (Unix ``nice``): when
     the cores are short, producers are acknowledged first and the durable log absorbs the burst;
     the worker then loads bigger batches, which cost less per event (docs/benchmarks.md, "The
-    worker's priority (session 18)"). 0: the same priority."""
+    worker's priority"). 0: the same priority."""
     neo4j_nice: int = Field(default=10, ge=0, le=19)
     """The CPU priority (Unix ``nice``) the local Neo4j server is started at, or the starting
     process's own when that is lower: the same as the worker's by default, so that when the cores
     are short the API acknowledges producers first and loading (the worker and the Neo4j work it
-    asks for) takes what is left. One-event ingest with the worker loading: 692-797 events/s
-    acknowledged against 389-591 at 0; the cost: a question asked during such a burst waits
-    behind the acknowledgements (p50 146 ms against 90), on quiet cores nothing changes
-    (docs/benchmarks.md, "Neo4j's priority (session 22)"). 0: the API's priority, for questions
-    first. A server already running keeps its priority; an external Neo4j is not touched."""
+    asks for) takes what is left; the cost: a question asked during such a burst waits behind
+    the acknowledgements, on quiet cores nothing changes (docs/benchmarks.md, "Neo4j's
+    priority"). 0: the API's priority, for questions first. A server already running keeps its
+    priority; an external Neo4j is not touched."""
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)
 

@@ -28,6 +28,5 @@ def canonical(value: Any) -> bytes:
 def read_checked(body: str) -> Any:
     """An event log body that the API validated and wrote as canonical JSON: such an event is
     within :mod:`ingest.bounds` (nesting at most 64 deep, integers within 64 bits, finite
-    numbers, valid text), where orjson reads exactly what :mod:`json` reads, a third faster
-    (28-30 against 40-43 us for the bench's 2 KB events; docs/benchmarks.md, "Session 27")."""
+    numbers, valid text), where orjson reads exactly what :mod:`json` reads, faster."""
     return orjson.loads(body)

@@ -26,9 +26,7 @@ def column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | N
     and for each dataset-wide input field (``columnLineage.dataset``: a filter, join or group-by
     column that affects the whole output) one to every output field; one dataset edge per input
     dataset named. With ``compact`` the column edges go there as tuples, not rows: most of a
-    batch's belong to versions Neo4j only touches (ingest.plan), whose rows are never made (with
-    the same for schemas' columns, the worker's preparation took 171-181 us per event instead of
-    176-207; docs/benchmarks.md, "Session 27")."""
+    batch's belong to versions Neo4j only touches (ingest.plan), whose rows are never made."""
     lineage = live(ds.get("facets"), "columnLineage")
     if lineage is None:
         return

@@ -4,8 +4,7 @@ Requests hand their events to a writer thread from the event loop; the thread co
 queued up meanwhile in one durable transaction, so N concurrent requests cost one fsync, and then
 wakes the loop once per group to settle its requests' futures. The loop never waits for the disk
 or for a lock held by another process. (Handing each request a concurrent Future wrapped for the
-loop cost one wake-up per request: docs/benchmarks.md, "Session 24: the bench's own clients, and
-the log's group commit".)
+loop would cost one wake-up per request.)
 """
 
 from __future__ import annotations

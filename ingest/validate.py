@@ -107,8 +107,8 @@ def logged(obj: Any, scrubbed: bool = False, digest: str | None = None) -> Valid
     They are not validated again: only their envelope is read (kind, time, run). They are
     scrubbed again unless ``scrubbed`` (the log marks the events the API scrubbed before it
     logged them; with ``LINEAGE_LOG_RAW_EVENTS`` it holds them as received). Scrubbing is
-    idempotent, and for an event with nothing to scrub it was about a tenth of the worker's
-    preparation (docs/benchmarks.md, "Session 19"). ``digest``: the event's digest as the log
+    idempotent, and for an event with nothing to scrub a tenth of the worker's preparation.
+    ``digest``: the event's digest as the log
     knows it (kept only for a scrubbed event, whose ``raw`` is what the log holds). An entry
     the API did not write (a log edited by hand) whose envelope cannot be read is validated in
     full, so it is rejected with its reasons."""

@@ -127,7 +127,7 @@ def warm_in_background(graph: Callable[[], Graph]) -> None:
 
     Through the API's own connection, the first question a user asks finds the driver open, its
     pool holding a connection, and this process's code for each question already run once
-    (docs/benchmarks.md, "The first question after a start (session 18)")."""
+    (measured in docs/benchmarks.md, "The first question after a start")."""
 
     from impact.warm import warm
 

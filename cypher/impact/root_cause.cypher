@@ -61,13 +61,16 @@ CALL (n, prev) {
   // the last two successful reads of it by its consumer on the way to the broken dataset (a
   // completed run that read it and wrote the dataset after it on the path), both by the same
   // job: reads by two jobs of one night say nothing of staleness. Its reads latest first, each
-  // checked until one passes (a source read by hundreds of runs costs few checks)
-  OPTIONAL MATCH (r:Run {state: 'COMPLETE'})-[:READ]->(n)
-  WHERE prev IS NOT NULL AND ($asOf IS NULL OR r.completeTime <= $asOf)
-  WITH DISTINCT r ORDER BY r.completeTime DESC
-  WITH r WHERE r IS NULL OR EXISTS { (r)-[:WROTE]->(prev) }
-  WITH r ORDER BY r.completeTime DESC LIMIT 1
-  OPTIONAL CALL (r) {
+  // checked until one passes (a source read by hundreds of runs costs few checks); OPTIONAL: a
+  // dataset without such reads is still examined
+  OPTIONAL CALL (n, prev) {
+    MATCH (r:Run {state: 'COMPLETE'})-[:READ]->(n)
+    WHERE prev IS NOT NULL AND ($asOf IS NULL OR r.completeTime <= $asOf)
+    WITH DISTINCT r ORDER BY r.completeTime DESC
+    WITH r WHERE EXISTS { (r)-[:WROTE]->(prev) }
+    RETURN r LIMIT 1
+  }
+  OPTIONAL CALL (r, n, prev) {
     MATCH (r)-[:OF]->(:Job)<-[:OF]-(before:Run {state: 'COMPLETE'})-[:READ]->(n)
     WHERE before.completeTime < r.completeTime AND EXISTS { (before)-[:WROTE]->(prev) }
     RETURN before ORDER BY before.completeTime DESC LIMIT 1

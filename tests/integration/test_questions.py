@@ -366,3 +366,19 @@ def test_a_readers_pruned_schema_is_not_a_schema_change(graph: Graph) -> None:
     ingest_events(graph, events)
     answer = root_cause_dataset(graph, "ns", "dash")
     assert not [c for c in answer.candidates if c.kind == "schema change"]
+
+
+def test_root_cause_examines_an_input_whose_reads_were_by_other_consumers(graph: Graph) -> None:
+    """A table the mart's job reads by another name (a symlink), read by its own name only by
+    another job: it is still examined (its failed writer is the candidate); those reads judge no
+    staleness."""
+    src = dataset("src", symlinks={"identifiers": [{"namespace": "hive", "name": "db.src",
+                                                    "type": "TABLE"}]})
+    ingest_events(graph, [
+        run_event("COMPLETE", new_run_id(), "build_mart", inputs=[dataset("db.src", "hive")],
+                  outputs=[dataset("mart")], time="2024-06-01T02:00:00Z"),
+        run_event("FAIL", new_run_id(), "load_src", outputs=[src], time="2024-06-02T01:00:00Z"),
+        run_event("COMPLETE", new_run_id(), "side_job", inputs=[dataset("src")],
+                  outputs=[dataset("side")], time="2024-06-02T01:30:00Z")])
+    answer = root_cause_dataset(graph, "ns", "mart")
+    assert [(c.kind, c.dataset) for c in answer.candidates] == [("failed run", "ns:src")]
