@@ -43,8 +43,8 @@ Step = tuple[str, dict[str, Any]]
 class _Rows(list[Any]):
     """A list parameter whose ``repr`` is short. The driver formats every RUN's parameters with
     ``repr`` for its debug log whether or not that log is on (neo4j 6.4, ``Bolt5x5.run``): for a
-    batch of thousands of rows that cost more than packing them (docs/benchmarks.md, "Session
-    25: arrays of 100"). It packs as the list it holds."""
+    batch of thousands of rows that cost more than packing them. It packs as the list it
+    holds."""
 
     __slots__ = ()
 
@@ -57,7 +57,7 @@ def _quiet(params: dict[str, Any]) -> dict[str, Any]:
 
 # Neo4j's codes for a transaction refused for its memory. They are transient errors, which the
 # driver would retry as they are for up to max_transaction_retry_time: the same transaction fails
-# the same way (a backlog batch took 83-87 s per try), so they are raised at once instead.
+# the same way (a backlog batch for over a minute per try), so they are raised at once instead.
 _MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "TransactionMemoryLimit", "OutOfMemoryError")
 
 

@@ -186,8 +186,8 @@ def merge_names(found: list[Impacted], source: str, source_aliases: tuple[str, .
 
 def native_time(value: Any) -> datetime | None:
     """A time from the graph as a Python one: ISO text (what the walks return, ``toString``: the
-    driver builds each of its DateTime values in Python, about 0.1 ms apiece, 60-80 ms of a hub's
-    315 ms answer at L) or Neo4j's DateTime; None stays None."""
+    driver builds each of its DateTime values in Python, a good part of a hub's answer) or Neo4j's
+    DateTime; None stays None."""
     if value is None:
         return None
     if isinstance(value, str):

@@ -1,9 +1,8 @@
 """Warming Neo4j after a restart, so that the first questions answer as fast as the later ones.
 
 A Neo4j that has just started has an empty page cache, no query plans and a JVM that has compiled
-nothing yet: on the 100,000-dataset graph the first blast radius of a hub table after a restart
-took 6-8 s, and the hubs asked after it 150-600 ms until the JVM had compiled the walk, against
-about 120 ms later on (docs/benchmarks.md, "Hubs after a restart"). Warming does what those first
+nothing yet, so the first questions after a restart are many times slower than later ones
+(measured in docs/benchmarks.md, "Hubs after a restart"). Warming does what those first
 questions would have done, before anyone waits for them:
 
 1. reads the records the questions touch (``cypher/admin/warm.cypher``: runs and what they read
@@ -156,8 +155,8 @@ class PlanKeeper:
     Neo4j plans a query again when the counts its plan was made with (nodes per label,
     relationships per type) have moved by more than a share since (75% at first, shrinking to 10%
     over the seven hours after the plan: ``dbms.cypher.statistics_divergence_threshold``), at the
-    next run of that query, and that run pays for the planning: 0.3 to 2.4 s for one question on
-    the 10,000-dataset graph here (docs/benchmarks.md, "Planning"). Every lineage store grows, so
+    next run of that query, and that run pays for the planning (up to seconds: docs/benchmarks.md,
+    "Planning", and "The plan keeper's reach"). Every lineage store grows, so
     it gets there now and then. The keeper is ticked often (``lineage serve``: every
     ``LINEAGE_PLAN_KEEPER_SECONDS``); each tick reads the graph's size from the count store, and
     asks each question of a small sample (a few milliseconds each while the plans are fresh), so
@@ -183,7 +182,7 @@ class PlanKeeper:
 
     graph: Graph
     every: float = 60.0
-    at_once: int = 2  # questions asked at once: a round that plans every query, 4.0-4.3 s, not 5.1-6.0
+    at_once: int = 2  # questions asked at once: a round that plans every query ends sooner
     backlog: Callable[[], tuple[int, int]] | None = None  # (events received, events loaded)
     last: tuple[int, int] | None = None  # the size when the keeper last asked
     seen: tuple[int, ...] | None = None  # the size and backlog at the last tick

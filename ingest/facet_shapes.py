@@ -13,8 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
 # Facets are checked as TypedDicts, not models: pydantic then checks the types without building
-# an object per field (a schema facet of 8 fields: 20-32 us as a model, 5 us as a TypedDict; a
-# column lineage facet 82-110 us as a model), and the API and the worker both check every event.
+# an object per field, several times faster, and the API and the worker both check every event.
 _ALLOW = ConfigDict(extra="allow")
 _NonEmpty = Annotated[str, Field(min_length=1)]
 

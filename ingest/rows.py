@@ -41,4 +41,4 @@ class Rows:
 
 
 KINDS: tuple[str, ...] = tuple(f.name for f in fields(Rows))
-"""The names of the row lists (``dataclasses.fields`` costs about 7 us a call, twice per event)."""
+"""The names of the row lists, once (``dataclasses.fields`` is slow for a per-event call)."""

@@ -48,9 +48,9 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _COLUMN_MAPS = frozenset({"fields", "columnMetrics"})
 
 # Finding secrets in text. Python's re tries every branch of an alternation at every position
-# (a single pattern of all the rules below cost 1 ms per KB of text), so the text is scanned once
-# by an Aho-Corasick automaton (C, about 1 us per KB) for the words each rule starts or ends with,
-# and each rule's own pattern is matched only where its word was found.
+# (a single pattern of all the rules below is slow on every event), so the text is scanned once
+# by an Aho-Corasick automaton (in C) for the words each rule starts or ends with, and each
+# rule's own pattern is matched only where its word was found.
 _VALUE = r"(?:(?:Bearer|Basic)\s+[^\s&;,'\"<>]+|\"[^\"]*\"|'[^']*'|[^\s&;,'\"<>})\]]+)"
 _AFTER_KEY = r"[\"']?\s*(?:[=:]|%3[dD])\s*"  # %3D: '=' URL-encoded
 # word (lower case) -> (rule, pattern matched where the word starts, or None)

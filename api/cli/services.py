@@ -51,7 +51,7 @@ def serve_cmd(
         pass
     application = create_app(settings)
     # what is alive now lives as long as the process: keep it out of the collector's passes, and
-    # collect rarely (one-event requests: 483-510 us of CPU each instead of 513-555)
+    # collect rarely (a one-event request costs less CPU)
     gc.collect()
     gc.freeze()
     relax_gc()
