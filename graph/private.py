@@ -29,8 +29,14 @@ def private_dir(path: Path, tighten: bool = False) -> Path:
 
 
 def private_file(path: Path) -> Path:
-    """Create ``path`` empty if it does not exist, 0600 from its first moment; make it 0600."""
+    """Create ``path`` empty if it does not exist, 0600 from its first moment; make it 0600.
+
+    An existing file is never opened here: closing any descriptor of a file drops every POSIX
+    lock this process holds on it, and SQLite's connections to the event log rely on theirs (with
+    them gone, another process may checkpoint and delete the log's WAL under a live connection,
+    which corrupts the log)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     os.chmod(path, 0o600)
     return path

@@ -65,3 +65,25 @@ def test_one_consumer_per_log(tmp_path: Path) -> None:
         pass
     with log.claim("neo4j"):
         pass
+
+
+def test_opening_the_log_again_in_a_process_keeps_its_connections_locks(tmp_path: Path) -> None:
+    """A second SQLiteLog on one file, in one process, must not drop the first connection's
+    POSIX locks (closing any descriptor of the file does): another process could then change
+    the journal or delete the WAL under the live connection, which corrupts the log."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "events.db"
+    first = SQLiteLog(path)
+    first.append([EVENT])
+    assert first.last_seq() == 1
+    SQLiteLog(path)  # e.g. the CLI's and a helper's handle in one process
+    probe = subprocess.run([sys.executable, "-c", (
+        "import sqlite3, sys\n"
+        f"c = sqlite3.connect({str(path)!r}, timeout=0.1, isolation_level=None)\n"
+        "try:\n"
+        "    print(c.execute('PRAGMA journal_mode=DELETE').fetchone()[0])\n"
+        "except sqlite3.OperationalError as e:\n"
+        "    print(e)\n")], capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "database is locked"
