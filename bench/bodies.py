@@ -46,10 +46,14 @@ def main() -> None:
     a = p.parse_args()
     settings = bench_settings()
     LocalServer(settings).start()
-    evs = list(gen_events(tables(3000, seed=21), seed=21, starts=True))
-    per = len(json.dumps(evs[0])) + 1
-    body = json.dumps(evs[:max(1, int(a.mb * 1e6 / per))]).encode()[:int(a.mb * 1e6)]
-    body = json.dumps(json.loads(body.rsplit(b"},", 1)[0] + b"}]")).encode()  # whole events only
+    chosen: list[dict[str, Any]] = []
+    size = 2
+    for event in gen_events(tables(3000, seed=21), seed=21, starts=True):
+        size += len(json.dumps(event)) + 1
+        if size > a.mb * 1e6:
+            break
+        chosen.append(event)
+    body = json.dumps(chosen).encode()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         port = free_port()
