@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.generate import events as gen_events
 from bench.generate import tables
-from bench.ingest import free_port, services_env
+from bench.ingest import free_port, services_env, start_services
 from bench.latency import bench_settings, emit
 from bench.wire import Connection
 from graph.local_server import LocalServer
@@ -57,19 +55,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         port = free_port()
-        with (tmp / "serve.log").open("wb") as out:
-            api = subprocess.Popen([sys.executable, "-m", "api.cli", "serve"], cwd=a.code,
-                                   env=services_env(settings, tmp, port) | {
-                                       "LINEAGE_WARM_ON_START": "false",
-                                       "LINEAGE_PLAN_KEEPER_SECONDS": "0"},
-                                   stdout=out, stderr=subprocess.STDOUT)
+        env = services_env(settings, tmp, port) | {"LINEAGE_WARM_ON_START": "false",
+                                                   "LINEAGE_PLAN_KEEPER_SECONDS": "0"}
+        [api] = start_services(env, tmp, port, ("serve",), cwd=a.code)
         try:
-            for _ in range(300):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.1)
             before = _memory(api.pid)
             statuses: list[int] = []
             lock = threading.Lock()

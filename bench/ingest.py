@@ -214,14 +214,15 @@ def services_env(settings: Settings, tmp: Path, port: int) -> dict[str, str]:
 
 
 def start_services(env: dict[str, str], tmp: Path, port: int,
-                   commands: tuple[str, ...] = ("serve", "worker")) -> list[subprocess.Popen[bytes]]:
+                   commands: tuple[str, ...] = ("serve", "worker"),
+                   cwd: Path | None = None) -> list[subprocess.Popen[bytes]]:
     """`lineage serve` and `lineage worker` (or only ``commands``) as processes (logs in ``tmp``),
-    once /health answers."""
+    once /health answers; ``cwd``: the checkout whose code they run (this one by default)."""
     procs = []
     for cmd in commands:
         with (tmp / f"{cmd}.log").open("wb") as out:
             procs.append(subprocess.Popen([sys.executable, "-m", "api.cli", cmd], env=env, stdout=out,
-                                          stderr=subprocess.STDOUT))
+                                          stderr=subprocess.STDOUT, cwd=cwd))
     for _ in range(300):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
