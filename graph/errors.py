@@ -18,6 +18,8 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── NotFound                 a dataset, column, job or run asked about does not exist
     ├── NotJson                  (ingest.bounds) a payload is not JSON, or holds NaN / Infinity
     ├── LogError                 (ingest.event_log) the event log cannot be read or written
+    ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
+    ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
     ├── DocumentError            (impact.change_doc) a change document is malformed
     ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits

@@ -53,6 +53,12 @@ def dataset(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
     return mm.dataset(rows[0])
 
 
+def has_field(graph: Graph, namespace_name: str, dataset_name: str, field: str) -> bool:
+    rows = graph.read("marquez/field_exists", namespace=namespace_name, dataset=dataset_name,
+                      field=field)
+    return bool(rows and rows[0]["found"])
+
+
 def _known_namespace(graph: Graph, name: str) -> None:
     if not graph.read("marquez/namespaces", name=name, skip=0, limit=1):
         raise NotFound("namespace", name)

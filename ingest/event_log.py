@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from graph.errors import LineageError
 
@@ -18,6 +18,11 @@ class LogError(LineageError):
 WORKER = "neo4j"
 """The consumer whose position says how far the graph holds the log: the worker's, and also
 that of ``lineage ingest``, which loads what it appends itself."""
+
+
+EntryKind = Literal["event", "command"]
+"""What an entry holds: an OpenLineage event, or a metadata command (:mod:`ingest.commands`), a
+write the API takes that is not an event (Marquez's namespaces, tags and soft deletes)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,8 @@ class Entry:
     digest: str | None = None
     """Its identity digest (ingest.validate.event_digest), when the log knows it without encoding
     the event again."""
+    kind: EntryKind = "event"
+    """A command's body is in ``event`` too; only the worker, replay and export tell them apart."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,7 @@ class EventLog(Protocol):
                scrubbed: bool = False) -> list[int]: ...
     def append_encoded(self, bodies: Sequence[str], checked: bool = False,
                        scrubbed: bool = False) -> list[int]: ...
+    def append_command(self, command: dict[str, Any]) -> int: ...
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]: ...
     def scan(self, batch: int = 5000) -> Iterator[Entry]: ...
     def between(self, after: float, before: float, newest_first: bool, limit: int,

@@ -29,14 +29,16 @@ def _row(seq: int, received: float, event: dict[str, Any]) -> dict[str, Any]:
             "run_id": run.get("runId"), "event": json.dumps(event, separators=(",", ":"))}
 
 
-def export_parquet(events: EventLog, directory: Path, rows_per_file: int = 100_000) -> tuple[int, int]:
-    """Write every event; returns (files written, rows written)."""
+def export_parquet(events: EventLog, directory: Path,
+                   rows_per_file: int = 100_000) -> tuple[int, int, int]:
+    """Write every event; returns (files written, rows written, commands left out: the metadata
+    writes of the API, ingest.commands, are not OpenLineage events)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     directory = Path(directory)
     buckets: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    files = rows = 0
+    files = rows = skipped = 0
 
     def flush(day: str) -> None:
         nonlocal files
@@ -47,6 +49,9 @@ def export_parquet(events: EventLog, directory: Path, rows_per_file: int = 100_0
         files += 1
 
     for entry in events.scan():
+        if entry.kind == "command":
+            skipped += 1
+            continue
         row = _row(entry.seq, entry.received, entry.event)
         day = row["event_time"].date().isoformat() if row["event_time"] else "unknown"
         buckets[day].append(row)
@@ -55,4 +60,4 @@ def export_parquet(events: EventLog, directory: Path, rows_per_file: int = 100_0
             flush(day)
     for day in list(buckets):
         flush(day)
-    return files, rows
+    return files, rows, skipped

@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS events (
     body TEXT NOT NULL,
     checked INTEGER NOT NULL DEFAULT 0,  -- 0 as received, 1 validated, 2 and scrubbed, 3 and canonical
     event_time REAL,
-    job_namespace TEXT
+    job_namespace TEXT,
+    kind TEXT NOT NULL DEFAULT 'event'  -- 'event', or 'command' (ingest.commands)
 );
 CREATE TABLE IF NOT EXISTS positions (
     consumer TEXT PRIMARY KEY,
@@ -79,6 +80,8 @@ _EVENT_TIME = "(julianday(json_extract({body}, '$.eventTime')) - 2440587.5) * 86
 _JOB_NAMESPACE = "json_extract({body}, '$.job.namespace')"  # for Marquez's events by namespace
 _INSERT = ("INSERT INTO events (received, body, checked, event_time, job_namespace) VALUES (?, ?, ?, "
            + _EVENT_TIME.format(body="?2") + ", " + _JOB_NAMESPACE.format(body="?2") + ")")
+# a command has no eventTime nor job: Marquez's listings of events never show it
+_INSERT_COMMAND = "INSERT INTO events (received, body, checked, kind) VALUES (?, ?, 0, 'command')"
 
 _SCRUBBED = 2  # the mark of an event the API validated and scrubbed of secrets
 _CANONICAL = 3  # ... and stored as its canonical JSON (encode): its digest is its body's
@@ -127,6 +130,8 @@ class SQLiteLog:
             if "job_namespace" not in columns:  # an earlier version's log: once
                 c.execute("ALTER TABLE events ADD COLUMN job_namespace TEXT")
                 c.execute(f"UPDATE events SET job_namespace = {_JOB_NAMESPACE.format(body='body')}")
+            if "kind" not in columns:  # an earlier version's log: all its entries are events
+                c.execute("ALTER TABLE events ADD COLUMN kind TEXT NOT NULL DEFAULT 'event'")
             c.execute("CREATE INDEX IF NOT EXISTS events_time ON events (event_time)")
             c.execute("CREATE INDEX IF NOT EXISTS events_namespace_time "
                       "ON events (job_namespace, event_time)")
@@ -188,14 +193,25 @@ class SQLiteLog:
         return list(range(first, first + len(bodies)))
 
     @_log_errors
+    def append_command(self, command: dict[str, Any]) -> int:
+        """Append one metadata command (ingest.commands), durably; returns its sequence number."""
+        cur = self._conn().execute(_INSERT_COMMAND, (time.time(), encode([command])[0]))
+        assert cur.lastrowid is not None
+        return int(cur.lastrowid)
+
+    @_log_errors
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]:
         """Up to ``limit`` entries after ``after``; with ``max_bytes``, stop once their bodies
         reach that size (the first entry always comes, however large)."""
-        cur = self._conn().execute("SELECT seq, received, body, checked FROM events WHERE seq > ? "
-                                   "ORDER BY seq LIMIT ?", (after, limit))
+        cur = self._conn().execute("SELECT seq, received, body, checked, kind FROM events "
+                                   "WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit))
         entries: list[Entry] = []
         size = 0
-        for seq, received, body, checked in cur:
+        for seq, received, body, checked, kind in cur:
+            if kind == "command":
+                entries.append(Entry(seq, received, json.loads(body), kind="command"))
+                size += len(body)
+                continue
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)

@@ -10,7 +10,11 @@ cannot be loaded goes to the dead letters with its reason, and the rest of its b
 
 No event can stop the worker: a batch Neo4j refuses is split until the refused event is alone (see
 :mod:`ingest.pipeline`), and if anything else goes wrong with a batch the worker takes the events
-of that batch one at a time, dead-lettering the one that fails. A batch refused for its size makes
+of that batch one at a time, dead-lettering the one that fails.
+
+Metadata commands (ingest.commands, Marquez's namespace and tag writes and soft deletes) are
+entries of the log too: a batch holds events or commands, never both, so each command is applied
+in its place among the events. A batch refused for its size makes
 the worker's batches smaller (as large as the largest part of it that loaded, at most half of it);
 they grow back a quarter at a time after batches that pass.
 """
@@ -30,6 +34,7 @@ from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
 from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES
+from ingest import commands
 from ingest.event_log import WORKER
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
@@ -103,14 +108,14 @@ class Worker:
         # bounded in events and in bytes: a backlog of large events stays a transaction Neo4j's
         # heap can hold
         limit = 1 if position < self._one_by_one_until else self.limit
-        entries = self.log.read(position, limit, self.limit_bytes)
+        entries = _same_kind(self.log.read(position, limit, self.limit_bytes))
         if not entries:
             return None
         started = time.perf_counter()
         report = IngestReport()
         # one Neo4j transaction per micro-batch
         ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
-        items = [from_log(e) for e in entries]
+        items = [from_log(e) for e in entries if e.kind == "event"]
         prepared = list(ingester.prepare(items, report))
         return _Pending(entries, report, ingester, prepared, time.perf_counter() - started)
 
@@ -128,6 +133,8 @@ class Worker:
         entries, report = pending.entries, pending.report
         for prepared in pending.prepared:
             pending.ingester.load(prepared, report)  # DatabaseUnavailable propagates
+        if entries[0].kind == "command":
+            report.loaded += commands.apply_all(self.graph, (e.event for e in entries))
         by_seq = {e.seq: e for e in entries}
         for rejection in report.rejected:
             seq = int(rejection.where.removeprefix("log#"))
@@ -246,6 +253,15 @@ class _Turn:
             self.ahead = None
 
 
+def _same_kind(entries: list[Entry]) -> list[Entry]:
+    """The first entries up to the first of another kind: a batch of events, or of commands,
+    so that each command is applied in its place among the events."""
+    for i, entry in enumerate(entries):
+        if entry.kind != entries[0].kind:
+            return entries[:i]
+    return entries
+
+
 @dataclass
 class _Pending:
     """A micro-batch read from the log and prepared, not yet written."""
@@ -261,6 +277,16 @@ def retry_dead_letters(graph: Graph, events: EventLog, facet_max_bytes: int = 16
     """Try each unresolved dead letter again; returns (now loaded, still failing)."""
     ok = failed = 0
     for dl in events.dead_letters():
+        if commands.is_command(dl.event):
+            try:
+                commands.apply(graph, dl.event)
+            except commands.UnknownCommand as e:
+                events.resolve_dead_letter(dl.id, False, str(e))
+                failed += 1
+                continue
+            events.resolve_dead_letter(dl.id, True)
+            ok += 1
+            continue
         report = Ingester(graph, 1, facet_max_bytes).ingest(
             [RawItem(f"dead-letter#{dl.id}", obj=dl.event)], IngestReport())
         if report.rejected:

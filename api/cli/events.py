@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -17,7 +16,6 @@ from api.cli.render import dump
 from graph.errors import LineageError
 from graph.settings import get_settings
 
-T = TypeVar("T")
 
 @app.command("replay", rich_help_panel="Load and keep events")
 def replay_cmd(
@@ -37,10 +35,11 @@ def replay_cmd(
     `--forget-bulk-loads` says so."""
     import tempfile
 
+    from ingest.commands import apply_all as apply_commands
     from ingest.export import export_parquet
     from ingest.log import open_log
     from ingest.pipeline import IngestReport
-    from ingest.read import from_log
+    from ingest.replay import commands_after_events, replay
     from ingest.worker import CONSUMER
 
     settings = get_settings()
@@ -62,6 +61,8 @@ def replay_cmd(
                            + "; ".join(f"{b.source} ({b.events} events)" for b in bulk)
                            + ". Add --forget-bulk-loads to replay without them (then load those "
                            "paths again), or keep this graph", code=2)
+            if engine == "spark":
+                later = commands_after_events(events)  # before anything is wiped
             if nodes:
                 graph.run_statements("admin/wipe")
             events.forget_bulk_loads()  # the graph is empty now: it holds none of them
@@ -70,33 +71,23 @@ def replay_cmd(
                 with tempfile.TemporaryDirectory() as tmp:
                     export_parquet(events, Path(tmp))
                     spark_ingest_files(settings, [tmp], "local[*]", 20, record=False)
+                applied = apply_commands(graph, [e.event for e in later])
                 events.commit(CONSUMER, last)
+                if applied:
+                    out.print(f"and {applied} metadata commands written through the API")
                 return
             ingester = make_ingester(graph, settings, None)
             with Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=err, transient=True) as bar:
-                task = bar.add_task("events", total=total)
-                last = 0
-                for chunk in chunks(events.scan(), 5000):
-                    ingester.ingest([from_log(e) for e in chunk], report,
-                                    progress=lambda n: bar.advance(task, n))
-                    last = chunk[-1].seq
-            events.commit(CONSUMER, last)
+                task = bar.add_task("entries", total=total)
+                done = replay(graph, events, ingester, report,
+                              progress=lambda n: bar.advance(task, n))
+            events.commit(CONSUMER, done.last_seq)
     except LineageError as e:
         raise fail(str(e)) from e
     out.print(f"replayed {report.read} events: {report.loaded} loaded, {report.duplicates} duplicates, "
-              f"{len(report.rejected)} rejected")
-
-
-def chunks(it: Iterable[T], size: int) -> Iterator[list[T]]:
-    chunk: list[T] = []
-    for x in it:
-        chunk.append(x)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+              f"{len(report.rejected)} rejected; {done.commands} metadata commands written "
+              f"through the API")
 
 
 @app.command("dead-letters", rich_help_panel="Load and keep events")
@@ -137,5 +128,7 @@ def export_cmd(
     if fmt != "parquet":
         raise fail(f"--format {fmt}: only parquet is supported", code=2)
     events = open_log(get_settings().log_path)
-    files, rows = export_parquet(events, directory)
-    out.print(f"wrote {rows} events to {files} Parquet files under {directory}")
+    files, rows, skipped = export_parquet(events, directory)
+    out.print(f"wrote {rows} events to {files} Parquet files under {directory}"
+              + (f"; {skipped} metadata commands written through the API are not events and "
+                 "stay in the log only" if skipped else ""))

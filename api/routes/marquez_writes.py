@@ -1,22 +1,25 @@
 """Marquez's metadata writes: namespaces, tags on datasets, fields and jobs, tag descriptions and
-soft deletes. They need a write token (or loopback without tokens), as every write here.
-Marquez's legacy writes of datasets, jobs and runs answer 501, pointing to ``POST /lineage``."""
+soft deletes. They need a write token (or loopback without tokens), as every write here. Each is
+a command (ingest.commands): scrubbed, appended to the event log, then applied, so a replay keeps
+it. Marquez's legacy writes of datasets, jobs and runs answer 501, pointing to ``POST /lineage``."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from api import errors
-from api.deps import G, require
+from api.deps import G, require, services
 from api.errors import RESPONSES
 from api.paths import SlashRoute
 from graph.db import Graph
 from graph.errors import NotFound
 from impact import marquez_catalog as mc
+from ingest import commands
+from ingest.event_log import WORKER
 from ingest.secrets import scrub_text
 
 router = APIRouter(prefix="/api/v1", tags=["marquez"], dependencies=[Depends(require("write"))],
@@ -33,106 +36,114 @@ class TagMeta(BaseModel):
     description: str | None = Field(default=None, max_length=10_000)
 
 
-def _write(graph: Graph, query: str, /, **params: Any) -> list[dict[str, Any]]:
-    """Run a write with every text scrubbed of secrets, as events are (ingest.secrets): a
-    namespace named with credentials is stored without them, a description loses its tokens."""
-    clean = {k: scrub_text(v) if isinstance(v, str) else v for k, v in params.items()}
-    return graph.write([(query, clean)])[0][1]
+def _write(request: Request, graph: Graph, name: str, /, **params: Any) -> list[dict[str, Any]]:
+    """Log the command, then apply it. The worker applies it again in its place in the log
+    (commands are idempotent), unless it had nothing before it to load."""
+    body = commands.command(name, params)
+    events = services(request).log()
+    behind = events.position(WORKER)
+    seq = events.append_command(body)
+    rows = commands.apply(graph, body)
+    if behind == seq - 1:
+        events.advance(WORKER, behind, seq)
+    return rows
 
 
 @router.put("/namespaces/{namespace}", summary="Create or update a namespace (Marquez)")
-def put_namespace(graph: G, namespace: str, meta: NamespaceMeta) -> Any:
-    _write(graph, "marquez/put_namespace", name=namespace, ownerName=meta.ownerName,
+def put_namespace(request: Request, graph: G, namespace: str, meta: NamespaceMeta) -> Any:
+    _write(request, graph, "put_namespace", name=namespace, ownerName=meta.ownerName,
            description=meta.description)
     return mc.namespace(graph, scrub_text(namespace))
 
 
 @router.delete("/namespaces/{namespace}",
                summary="Hide a namespace with its datasets and jobs (Marquez's soft delete)")
-def delete_namespace(graph: G, namespace: str) -> Any:
+def delete_namespace(request: Request, graph: G, namespace: str) -> Any:
     found = mc.namespace(graph, namespace)
-    _write(graph, "marquez/soft_delete", kind="namespace", namespace=namespace, name=None)
+    _write(request, graph, "soft_delete", kind="namespace", namespace=namespace, name=None)
     return found
 
 
 @router.delete("/namespaces/{namespace}/datasets/{dataset}",
                summary="Hide a dataset (Marquez's soft delete)")
-def delete_dataset(graph: G, namespace: str, dataset: str) -> Any:
+def delete_dataset(request: Request, graph: G, namespace: str, dataset: str) -> Any:
     found = mc.dataset(graph, namespace, dataset)
-    _write(graph, "marquez/soft_delete", kind="dataset", namespace=namespace, name=dataset)
+    _write(request, graph, "soft_delete", kind="dataset", namespace=namespace, name=dataset)
     return found
 
 
 @router.delete("/namespaces/{namespace}/jobs/{job}", summary="Hide a job (Marquez's soft delete)")
-def delete_job(graph: G, namespace: str, job: str) -> Any:
+def delete_job(request: Request, graph: G, namespace: str, job: str) -> Any:
     found = mc.job(graph, namespace, job)
-    _write(graph, "marquez/soft_delete", kind="job", namespace=namespace, name=job)
+    _write(request, graph, "soft_delete", kind="job", namespace=namespace, name=job)
     return found
 
 
-def _tag(graph: Graph, kind: str, namespace: str, name: str, tag: str, add: bool,
-         field: str | None = None) -> None:
+def _tag(request: Request, graph: Graph, kind: str, namespace: str, name: str, tag: str,
+         add: bool, field: str | None = None) -> None:
+    if field is not None and not mc.has_field(graph, namespace, name, field):
+        raise NotFound("field", f"{namespace}:{name}.{field}")  # before anything is logged
     if add:
-        done = _write(graph, "marquez/tag_add", kind=kind, namespace=namespace, name=name,
-                      field=field, tag=tag, by="api")[0]["tagged"]
+        _write(request, graph, "tag_add", kind=kind, namespace=namespace, name=name,
+               field=field, tag=tag, by="api")
     else:
-        done = 1
-        _write(graph, "marquez/tag_remove", kind=kind, namespace=namespace, name=name,
+        _write(request, graph, "tag_remove", kind=kind, namespace=namespace, name=name,
                field=field, tag=tag)
-    if not done:
-        raise NotFound("field", f"{namespace}:{name}.{field}")
 
 
 @router.post("/namespaces/{namespace}/datasets/{dataset}/tags/{tag}",
              summary="Tag a dataset (Marquez)")
-def tag_dataset(graph: G, namespace: str, dataset: str, tag: str) -> Any:
+def tag_dataset(request: Request, graph: G, namespace: str, dataset: str, tag: str) -> Any:
     mc.dataset(graph, namespace, dataset)
-    _tag(graph, "dataset", namespace, dataset, tag, True)
+    _tag(request, graph, "dataset", namespace, dataset, tag, True)
     return mc.dataset(graph, namespace, dataset)
 
 
 @router.delete("/namespaces/{namespace}/datasets/{dataset}/tags/{tag}",
                summary="Remove a tag the API set on a dataset (Marquez)")
-def untag_dataset(graph: G, namespace: str, dataset: str, tag: str) -> Any:
+def untag_dataset(request: Request, graph: G, namespace: str, dataset: str, tag: str) -> Any:
     mc.dataset(graph, namespace, dataset)
-    _tag(graph, "dataset", namespace, dataset, tag, False)
+    _tag(request, graph, "dataset", namespace, dataset, tag, False)
     return mc.dataset(graph, namespace, dataset)
 
 
 @router.post("/namespaces/{namespace}/datasets/{dataset}/fields/{field}/tags/{tag}",
              summary="Tag a field of a dataset (Marquez: the tag is upper-cased)")
-def tag_field(graph: G, namespace: str, dataset: str, field: str, tag: str) -> Any:
+def tag_field(request: Request, graph: G, namespace: str, dataset: str, field: str,
+              tag: str) -> Any:
     mc.dataset(graph, namespace, dataset)
-    _tag(graph, "field", namespace, dataset, tag.upper(), True, field)
+    _tag(request, graph, "field", namespace, dataset, tag.upper(), True, field)
     return mc.dataset(graph, namespace, dataset)
 
 
 @router.delete("/namespaces/{namespace}/datasets/{dataset}/fields/{field}/tags/{tag}",
                summary="Remove a tag the API set on a field (Marquez)")
-def untag_field(graph: G, namespace: str, dataset: str, field: str, tag: str) -> Any:
+def untag_field(request: Request, graph: G, namespace: str, dataset: str, field: str,
+                tag: str) -> Any:
     mc.dataset(graph, namespace, dataset)
-    _tag(graph, "field", namespace, dataset, tag.upper(), False, field)
+    _tag(request, graph, "field", namespace, dataset, tag.upper(), False, field)
     return mc.dataset(graph, namespace, dataset)
 
 
 @router.post("/namespaces/{namespace}/jobs/{job}/tags/{tag}", summary="Tag a job (Marquez)")
-def tag_job(graph: G, namespace: str, job: str, tag: str) -> Any:
+def tag_job(request: Request, graph: G, namespace: str, job: str, tag: str) -> Any:
     mc.job(graph, namespace, job)
-    _tag(graph, "job", namespace, job, tag, True)
+    _tag(request, graph, "job", namespace, job, tag, True)
     return mc.job(graph, namespace, job)
 
 
 @router.delete("/namespaces/{namespace}/jobs/{job}/tags/{tag}",
                summary="Remove a tag the API set on a job (Marquez)")
-def untag_job(graph: G, namespace: str, job: str, tag: str) -> Any:
+def untag_job(request: Request, graph: G, namespace: str, job: str, tag: str) -> Any:
     mc.job(graph, namespace, job)
-    _tag(graph, "job", namespace, job, tag, False)
+    _tag(request, graph, "job", namespace, job, tag, False)
     return mc.job(graph, namespace, job)
 
 
 @router.put("/tags/{tag}", summary="Create or describe a tag (Marquez)")
-def put_tag(graph: G, tag: str, meta: Annotated[TagMeta | None, Body()] = None) -> Any:
-    rows = _write(graph, "marquez/put_tag", tag=tag,
+def put_tag(request: Request, graph: G, tag: str,
+            meta: Annotated[TagMeta | None, Body()] = None) -> Any:
+    rows = _write(request, graph, "put_tag", tag=tag,
                   description=meta.description if meta else None)
     return rows[0]
 

@@ -5,10 +5,12 @@
 // Param $kind: 'dataset', 'job' or 'namespace'
 // Param $namespace: the namespace
 // Param $name: the dataset's or job's name (null for a namespace)
+// Param $at: when the API took the write (ISO 8601): a replay of the event log sets the same times
 // Returns: deleted (how many nodes were hidden)
 // :param kind => 'dataset'
 // :param namespace => 'food_delivery'
 // :param name => 'public.discounts'
+// :param at => '2026-11-27T09:00:00Z'
 CALL () {
   MATCH (n:Dataset {namespace: $namespace, name: $name}) WHERE $kind = 'dataset' RETURN n
   UNION
@@ -17,8 +19,8 @@ CALL () {
   MATCH (n) WHERE $kind = 'namespace' AND (n:Dataset OR n:Job) AND n.namespace = $namespace RETURN n
   UNION
   WITH $kind AS kind WHERE kind = 'namespace'
-  MERGE (n:Namespace {name: $namespace}) ON CREATE SET n.createdAt = datetime()
+  MERGE (n:Namespace {name: $namespace}) ON CREATE SET n.createdAt = datetime($at)
   RETURN n
 }
-SET n.deleted = datetime()
+SET n.deleted = datetime($at)
 RETURN count(n) AS deleted

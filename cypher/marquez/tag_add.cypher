@@ -6,6 +6,7 @@
 // Param $field: the field's name (for 'field'), else null
 // Param $tag: the tag
 // Param $by: who set it ('api', or the token's name)
+// Param $at: when the API took the write (ISO 8601): a replay of the event log sets the same times
 // Returns: tagged (1, or 0 when the dataset, field or job is unknown)
 // :param kind => 'field'
 // :param namespace => 'food_delivery'
@@ -13,6 +14,7 @@
 // :param field => 'email'
 // :param tag => 'PII'
 // :param by => 'api'
+// :param at => '2026-11-27T09:00:00Z'
 CALL () {
   MATCH (n:Dataset {namespace: $namespace, name: $name}) WHERE $kind = 'dataset' RETURN n
   UNION
@@ -21,7 +23,7 @@ CALL () {
   MATCH (n:Job {namespace: $namespace, name: $name}) WHERE $kind = 'job' RETURN n
 }
 MERGE (t:Tag {name: $tag})
-ON CREATE SET t.createdAt = datetime()
+ON CREATE SET t.createdAt = datetime($at)
 MERGE (n)-[e:TAGGED]->(t)
-ON CREATE SET e.at = datetime(), e.by = $by
+ON CREATE SET e.at = datetime($at), e.by = $by
 RETURN count(n) AS tagged

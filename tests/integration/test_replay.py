@@ -121,3 +121,84 @@ def test_replay_wipe_refuses_to_drop_a_spark_bulk_load(graph: Graph, log_path: P
     assert canonical_dump(graph) != []  # nothing was wiped
     _invoke("replay", "--wipe", "--forget-bulk-loads")
     assert canonical_dump(graph) == [] and log.bulk_loads() == []
+
+
+def _api(graph: Graph, log: SQLiteLog) -> TestClient:
+    return TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
+                      client=("127.0.0.1", 40001))
+
+
+def _drain(graph: Graph, log: SQLiteLog) -> None:
+    while Worker(graph, log).run_once():
+        pass
+
+
+WAREHOUSE = "postgres://warehouse:5432"
+
+
+def test_marquez_metadata_writes_survive_replay_wipe(graph: Graph, log_path: Path) -> None:
+    _invoke("ingest", str(SHOP))
+    log = SQLiteLog(log_path)
+    api = _api(graph, log)
+    ns = "/api/v1/namespaces/" + WAREHOUSE.replace("/", "%2F").replace(":", "%3A")
+    assert api.put("/api/v1/namespaces/shop-nightly",
+                   json={"ownerName": "data-platform",
+                         "description": "nightly; password=hunter2"}).status_code == 200
+    assert api.put("/api/v1/tags/PII", json={"description": "personal data"}).status_code == 200
+    assert api.post(f"{ns}/datasets/raw.users/tags/gold").status_code == 200
+    assert api.post(f"{ns}/datasets/raw.users/fields/email/tags/pii").status_code == 200
+    assert api.delete("/api/v1/namespaces/shop-nightly/jobs/load_orders").status_code == 200
+    # an event after the delete reports the job again: the order among events must be kept
+    again = run_event("COMPLETE", new_run_id(), "load_orders", ns="shop-nightly",
+                      outputs=[dataset("raw.orders", WAREHOUSE, ["order_id"])])
+    assert api.post("/api/v1/lineage", json=again).status_code == 201
+    assert api.delete("/api/v1/namespaces/shop-nightly/jobs/clean_users").status_code == 200
+    _drain(graph, log)
+    before = canonical_dump(graph)
+    assert not any("hunter2" in line for line in before)
+    assert "hunter2" not in json.dumps([e.event for e in log.scan()])  # scrubbed in the log too
+    hidden = [json.loads(line) for line in before if '"Job"' in line]
+    deleted = {n[2]["name"] for n in hidden if n[0] == "node" and "deleted" in n[2]}
+    assert deleted == {"clean_users"}  # load_orders came back with the later event
+
+    out = _invoke("replay", "--wipe")
+    assert "6 metadata commands" in out
+    assert canonical_dump(graph) == before
+    # the API still answers what it wrote: the field's tag, the namespace's owner
+    fields = api.get(f"{ns}/datasets/raw.users").json()["fields"]
+    assert "PII" in next(f for f in fields if f["name"] == "email")["tags"]
+    assert api.get("/api/v1/namespaces/shop-nightly").json()["ownerName"] == "data-platform"
+    # Marquez's listing of events shows events only, not the commands
+    listed = api.get("/api/v1/events/lineage",
+                     params={"before": "2100-01-01T00:00:00Z", "after": "1970-01-01T00:00:00Z",
+                             "limit": 1000}).json()
+    assert listed["totalCount"] == log.count() - 6
+
+
+def test_a_worker_behind_applies_a_command_in_its_place(graph: Graph, log_path: Path) -> None:
+    """The API applies a soft delete at once; the worker, loading an older event that reports
+    the dataset again, shows it, then applies the delete again in its place: hidden, as a replay
+    builds it."""
+    log = SQLiteLog(log_path)
+    api = _api(graph, log)
+    first = run_event("COMPLETE", new_run_id(), "writer", outputs=[dataset("kept.table")])
+    assert api.post("/api/v1/lineage", json=first).status_code == 201
+    _drain(graph, log)
+    queued = run_event("COMPLETE", new_run_id(), "writer", outputs=[dataset("kept.table")])
+    assert api.post("/api/v1/lineage", json=queued).status_code == 201  # not loaded yet
+    assert api.delete("/api/v1/namespaces/ns/datasets/kept.table").status_code == 200
+    assert log.position(CONSUMER) < log.last_seq()  # the worker still has the event to load
+    _drain(graph, log)
+    assert log.position(CONSUMER) == log.last_seq()
+    listed = api.get("/api/v1/namespaces/ns/datasets").json()
+    assert "kept.table" not in [d["name"] for d in listed["datasets"]]
+
+
+def test_a_tag_on_an_unknown_field_is_404_and_leaves_no_trace(graph: Graph, log_path: Path) -> None:
+    _invoke("ingest", str(SHOP))
+    log = SQLiteLog(log_path)
+    entries = log.count()
+    ns = "/api/v1/namespaces/" + WAREHOUSE.replace("/", "%2F").replace(":", "%3A")
+    r = _api(graph, log).post(f"{ns}/datasets/raw.users/fields/no_such_field/tags/pii")
+    assert r.status_code == 404
+    assert log.count() == entries

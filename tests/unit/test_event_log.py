@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from ingest import commands
 from ingest.log import LogError, SQLiteLog
+from ingest.replay import OrderMatters, commands_after_events
 
 EVENT = {"eventType": "START", "eventTime": "2024-06-01T00:00:00Z",
          "run": {"runId": "3f1a2c1e-0000-4000-8000-000000000001"},
@@ -38,6 +40,7 @@ def test_a_log_an_earlier_version_wrote_gains_its_columns(tmp_path: Path) -> Non
                     ('{"eventTime": "2024-06-01T00:00:00Z", "job": {"namespace": "ns1"}}',))
     log = SQLiteLog(path)
     assert log.between(0.0, 4e9, False, 10, 0, "ns1")[1] == 1
+    assert [e.kind for e in log.read(0, 10)] == ["event"]
 
 
 def test_the_position_moves_only_from_where_it_stood(tmp_path: Path) -> None:
@@ -87,3 +90,33 @@ def test_opening_the_log_again_in_a_process_keeps_its_connections_locks(tmp_path
         "except sqlite3.OperationalError as e:\n"
         "    print(e)\n")], capture_output=True, text=True, check=True)
     assert probe.stdout.strip() == "database is locked"
+
+
+def test_commands_are_entries_in_order_and_not_events(tmp_path: Path) -> None:
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([EVENT])
+    tag = commands.command("put_tag", {"tag": "PII", "description": "token=abc123secret"})
+    seq = log.append_command(tag)
+    log.append([EVENT | {"eventType": "COMPLETE"}])
+    entries = log.read(0, 10)
+    assert [(e.seq, e.kind) for e in entries] == [(1, "event"), (seq, "command"), (3, "event")]
+    assert entries[1].event == tag and "abc123secret" not in str(tag)
+    assert log.between(0.0, 4e9, False, 10, 0)[1] == 2  # Marquez's listing: events only
+    assert log.types_between(0.0, 4e9) == {"START": 1, "COMPLETE": 1}
+
+
+def test_a_bulk_replay_takes_commands_only_after_every_event(tmp_path: Path) -> None:
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([EVENT])
+    delete = commands.command("soft_delete", {"kind": "job", "namespace": "ns1", "name": "j"})
+    log.append_command(delete)
+    assert [e.event for e in commands_after_events(log)] == [delete]
+    log.append([EVENT | {"eventType": "COMPLETE"}])
+    with pytest.raises(OrderMatters, match="seq 2"):
+        commands_after_events(log)
+
+
+def test_only_known_commands_are_made_or_applied() -> None:
+    with pytest.raises(commands.UnknownCommand):
+        commands.command("drop_everything", {})
+    assert not commands.is_command({"command": "put_tag", "params": [], "at": "x"})

@@ -1,0 +1,68 @@
+"""Metadata commands: the writes the API takes that are not OpenLineage events.
+
+Marquez's API lets a client create a namespace, describe a tag, tag a dataset, a field or a job,
+and soft-delete a namespace, a dataset or a job. Each such write becomes a command, scrubbed of
+secrets as events are (:mod:`ingest.secrets`), appended to the event log like an event, and
+applied to the graph. The worker and ``lineage replay`` apply commands in their place among the
+events (a soft delete and the event that reports the dataset again must keep their order), so a
+replay of the log rebuilds what the API wrote, at the times it wrote it.
+
+A command's body: ``{"command": NAME, "params": {...}, "at": ISO time}``; NAME is one of
+:data:`COMMANDS`, each the Cypher file that applies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from graph.db import Graph
+from graph.errors import LineageError
+from ingest.secrets import scrub_text
+
+COMMANDS: dict[str, str] = {
+    "put_namespace": "marquez/put_namespace",
+    "put_tag": "marquez/put_tag",
+    "tag_add": "marquez/tag_add",
+    "tag_remove": "marquez/tag_remove",
+    "soft_delete": "marquez/soft_delete",
+}
+
+
+class UnknownCommand(LineageError):
+    """A body that is not a command this version knows (a log written by a later version)."""
+
+
+def command(name: str, params: dict[str, Any], at: datetime | None = None) -> dict[str, Any]:
+    """The command ``name`` with ``params``, every text scrubbed of secrets: a namespace named
+    with credentials is stored without them, a description loses its tokens."""
+    if name not in COMMANDS:
+        raise UnknownCommand(f"unknown command {name!r}: expected one of {', '.join(COMMANDS)}")
+    when = (at or datetime.now(UTC)).astimezone(UTC)
+    return {"command": name,
+            "params": {k: scrub_text(v) if isinstance(v, str) else v for k, v in params.items()},
+            "at": when.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+
+
+def is_command(body: Any) -> bool:
+    """Whether ``body`` has a command's shape (a dead letter can hold an event or a command)."""
+    return (isinstance(body, dict) and set(body) == {"command", "params", "at"}
+            and isinstance(body["params"], dict))
+
+
+def apply(graph: Graph, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Apply one command in its own transaction; returns the rows its Cypher file returns."""
+    name = body.get("command")
+    if not is_command(body) or name not in COMMANDS:
+        raise UnknownCommand(f"not a command this version knows: {str(name)[:100]!r}")
+    return graph.write([(COMMANDS[name], {**body["params"], "at": body["at"]})])[0][1]
+
+
+def apply_all(graph: Graph, bodies: Iterable[dict[str, Any]]) -> int:
+    """Apply commands in order; returns how many."""
+    n = 0
+    for body in bodies:
+        apply(graph, body)
+        n += 1
+    return n
