@@ -14,7 +14,6 @@ from fastapi import FastAPI
 from api import errors
 from api.deps import Services
 from api.guard import Guard
-from api.hot import HotRoutes, get_routes
 from api.logs import RequestContext
 from api.paths import EncodedSlashes
 from api.routes import (
@@ -34,9 +33,8 @@ from ingest.log import EventLog
 
 
 def create_app(settings: Settings | None = None, graph: Graph | None = None,
-               events: EventLog | None = None, below_router: bool = True) -> FastAPI:
-    """The application. ``graph`` and the event log are opened from ``settings`` on first use.
-    ``below_router=False`` leaves every route to FastAPI's router (tests compare the two)."""
+               events: EventLog | None = None) -> FastAPI:
+    """The application. ``graph`` and the event log are opened from ``settings`` on first use."""
     found = Services(settings or get_settings(), graph, events)
     app = FastAPI(
         title="lineage-graph",
@@ -49,14 +47,11 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.services = found
     app.state.settings = found.settings
     app.state.tokens = found.tokens
-    # innermost: the one-event POST of every producer and the questions skip the router (api.hot)
-    if below_router:
-        app.add_middleware(HotRoutes, routes={("POST", "/api/v1/lineage"): ingest.receive,
-                                              **get_routes((questions.router, marquez.router))})
     app.add_middleware(Guard, tokens=found.tokens)
     app.add_middleware(RequestContext)  # outside the guard: its refusals carry the id too
     app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it
     errors.install(app)
+    app.router.routes.insert(0, ingest.served)  # one event per request: see api.routes.ingest
     for area in (ops, ingest, questions, lookups, marquez, marquez_catalog, marquez_more,
                  marquez_writes):
         app.include_router(area.router)

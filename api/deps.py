@@ -100,7 +100,6 @@ def require(scope: str) -> Callable[[Request], Awaitable[None]]:
     # async, so that FastAPI runs it on the event loop instead of a thread-pool hop per request
     async def check(request: Request) -> None:
         await check_scope(request, scope)
-    check.scope = scope  # type: ignore[attr-defined]  # read by api.hot to answer below the router
     return check
 
 

@@ -1,4 +1,10 @@
-"""Receiving OpenLineage events: ``POST /api/v1/lineage`` (see :mod:`api.receive`)."""
+"""Receiving OpenLineage events: ``POST /api/v1/lineage`` (see :mod:`api.receive`).
+
+Producers send one event per request, so this route is served by :data:`served`, a plain
+Starlette route first in the app's table: FastAPI's work around an endpoint (solving its
+parameters, its exit stacks) was a measured part of a one-event request's cost
+(docs/benchmarks.md, "One event over HTTP"). The FastAPI route on the same function describes it
+in the OpenAPI document; the token check is called in the function, not declared."""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from starlette.routing import Route
 
 from api import errors
 from api.deps import Services, check_scope, services
@@ -35,8 +42,6 @@ _REASONS = {413: "too_large", 415: "unsupported_media_type"}
                         503: {"model": errors.ErrorBody,
                               "description": "the event log cannot be written now"}})
 async def receive(request: Request) -> JSONResponse:
-    # the token check is called here, not declared as a dependency: FastAPI's dependency
-    # machinery was a good part of the cost of a one-event request
     await check_scope(request, "write")
     found = services(request)
     counters = found.counters
@@ -54,6 +59,9 @@ async def receive(request: Request) -> JSONResponse:
         counters.add(rejected={_REASONS.get(e.status, "invalid_body"): 1}, status=e.status)
         return errors.answer(e.status, e.message, headers={"Retry-After": str(errors.RETRY_AFTER_S)}
                              if e.status == 503 else None)
+
+
+served = Route("/api/v1/lineage", receive, methods=["POST"], include_in_schema=False)
 
 
 def _size(request: Request, limit: int) -> int:

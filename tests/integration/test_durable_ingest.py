@@ -211,9 +211,9 @@ def test_writes_need_a_write_token(graph: Graph, log: SQLiteLog) -> None:
     assert log.count() == 1
 
 
-def test_receiving_below_the_router_answers_errors_as_the_router_does(
+def test_receiving_answers_errors_as_every_route_does(
         graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
-    # POST /api/v1/lineage skips FastAPI's router (api.hot); what the endpoint raises still gets
+    # POST /api/v1/lineage is a plain Starlette route (api.routes.ingest); what it raises still gets
     # the application's handlers: a 401/403 above; a bug's 500 here, answered (not raised) with
     # the request id the user will quote, as every route's
     def broken(*_: Any, **__: Any) -> None:
