@@ -20,9 +20,33 @@ import pytest
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
-from graph.settings import Settings
+from graph.settings import Settings, get_settings
 
 CORPUS = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[1].parent / "shared" / "corpus"))
+
+
+# what the tests themselves read; every other LINEAGE_* variable of the shell is hidden from them
+TEST_VARIABLES = ("LINEAGE_TEST_", "LINEAGE_CORPUS", "LINEAGE_FAULT_", "LINEAGE_BENCH_STATE_DIR")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_environment() -> Iterator[None]:
+    """The tests see the settings' defaults, not the shell's LINEAGE_* variables (a developer's
+    LINEAGE_NEO4J_URI or LINEAGE_API_TOKENS must not change what a test checks, nor what it
+    touches); a test sets what it needs with monkeypatch."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith("LINEAGE_") and not name.startswith(TEST_VARIABLES):
+                patch.delenv(name)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings() -> Iterator[None]:
+    """Settings read again in each test, after what it set."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
 
 
 def server_settings() -> Settings:
