@@ -1,4 +1,4 @@
-"""The HTTP API (FastAPI): receiving events, the questions, lookups, Marquez-shaped lineage, ops.
+"""The HTTP API (FastAPI): receiving events, the questions, lookups, Marquez's resources, ops.
 
 Every read is one named Cypher query in a read transaction with the configured timeout; parameters
 are always passed as parameters. Depth and page sizes are clamped; unknown nodes give 404 saying
@@ -9,33 +9,57 @@ Every error has one shape (``api.errors``). Run it with ``lineage serve``; OpenA
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from fastapi import FastAPI
 
-from api import errors
+from api import background, errors
 from api.deps import Services
 from api.guard import Guard
 from api.logs import RequestContext
 from api.paths import EncodedSlashes
 from api.routes import (
+    datasets,
     docs,
-    ingest,
+    jobs,
+    lineage,
     lookups,
-    marquez,
-    marquez_catalog,
-    marquez_more,
-    marquez_writes,
+    namespaces,
     ops,
     questions,
+    runs,
+    search,
+    sources,
+    stats,
+    tags,
 )
 from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log import EventLog
 
+ROUTERS = (ops, lineage, questions, lookups, namespaces, datasets, jobs, runs, sources, tags,
+           search, stats)
+"""The route table, by resource: Marquez's nouns, our questions and lookups, operations."""
+
 
 def create_app(settings: Settings | None = None, graph: Graph | None = None,
-               events: EventLog | None = None) -> FastAPI:
-    """The application. ``graph`` and the event log are opened from ``settings`` on first use."""
+               events: EventLog | None = None, run_in_background: bool = False) -> FastAPI:
+    """The application. ``graph`` and the event log are opened from ``settings`` on first use,
+    and closed with the app; ``run_in_background``: also start what ``lineage serve`` runs beside
+    the API (api.background), and stop it with the app."""
     found = Services(settings or get_settings(), graph, events)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        keeping = background.start(found) if run_in_background else None
+        try:
+            yield
+        finally:
+            if keeping is not None:
+                keeping.stop.set()
+            found.close()
+
     app = FastAPI(
         title="lineage-graph",
         version="0.1.0",
@@ -43,6 +67,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
         description=__doc__,
         docs_url=None,  # served from the package's files instead (api.routes.docs)
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.services = found
     app.state.settings = found.settings
@@ -51,10 +76,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.add_middleware(RequestContext)  # outside the guard: its refusals carry the id too
     app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it
     errors.install(app)
-    app.router.routes.insert(0, ingest.served)  # one event per request: see api.routes.ingest
-    for area in (ops, ingest, questions, lookups, marquez, marquez_catalog, marquez_more,
-                 marquez_writes):
+    app.router.routes.insert(0, lineage.served)  # one event per request: see api.routes.lineage
+    for area in ROUTERS:
         app.include_router(area.router)
-    app.include_router(marquez_more.beta)
     docs.install(app)
     return app

@@ -38,6 +38,7 @@ class Services:
         self.counters = Counters()
         self.bodies = BodyBudget(BODY_BUDGET_FACTOR * settings.max_body_bytes)
         self._graph, self._log = graph, events
+        self._owned: list[Graph | EventLog] = []  # what this app opened: it closes them
         self._committer: GroupCommitter | None = None
         self._lock = threading.Lock()  # sync routes run on several threads
 
@@ -47,12 +48,14 @@ class Services:
                 # a short retry time: a client gets its 503 promptly while Neo4j is away
                 self._graph = open_graph(self.settings, retry_time=2.0,
                                          readers=self.settings.api_max_questions)
+                self._owned.append(self._graph)
             return self._graph
 
     def log(self) -> EventLog:
         with self._lock:
             if self._log is None:
                 self._log = open_log(self.settings.log_path)
+                self._owned.append(self._log)
             return self._log
 
     def committer(self) -> GroupCommitter:
@@ -62,6 +65,19 @@ class Services:
                 self._committer = GroupCommitter(
                     events, scrubbed=not self.settings.log_raw_events)
             return self._committer
+
+
+    def close(self) -> None:
+        """Close the connections this app opened (not those it was given)."""
+        with self._lock:
+            committer, self._committer = self._committer, None
+            owned, self._owned = self._owned, []
+            self._graph = None if self._graph in owned else self._graph
+            self._log = None if self._log in owned else self._log
+        if committer is not None:
+            committer.close()
+        for connection in owned:
+            connection.close()
 
 
 def services(request: Request) -> Services:
@@ -104,6 +120,7 @@ def require(scope: str) -> Callable[[Request], Awaitable[None]]:
 
 
 READ = Depends(require("read"))
+WRITE = Depends(require("write"))
 
 
 async def as_of(value: Annotated[str | None, Query(
@@ -132,3 +149,14 @@ Depth = Annotated[int | None, Query(ge=1, description="Hops to follow; default 2
 Ns = Annotated[str, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]
 Name = Annotated[str, Query(min_length=1, description="Dataset or job name")]
 Offset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.")]
+
+
+async def marquez_limit(request: Request, limit: Annotated[int, Query(
+        ge=0, description="Page size (Marquez's default 100; clamped to the configured "
+                          "maximum).")] = 100) -> int:
+    return min(limit, services(request).settings.api_max_page)
+
+
+MLimit = Annotated[int, Depends(marquez_limit)]
+"""A page size on Marquez's paths: Marquez's default, our maximum."""
+MOffset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.")]

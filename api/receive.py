@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from starlette.requests import Request
 
 from graph.errors import LineageError
 from ingest.read import Kind, read_bytes, whole_error
 from ingest.validate import validate
 
+DRAIN_FACTOR = 4
+"""A body over the limit is read and dropped up to this many times the limit before the 413."""
 JSON_TYPES = ("application/json",)
 NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl",
                 "application/x-jsonlines", "application/json-seq")
@@ -109,3 +114,80 @@ def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Verdict:
             verdict.accepted.append(item.obj if keep_raw else result.raw)
             verdict.texts.append(None if keep_raw else result.text)
     return verdict
+
+
+def body_size(request: Request, limit: int) -> int:
+    """What a body may take in memory: its declared length, or the limit when it declares none
+    or is compressed."""
+    declared = request.headers.get("content-length") or ""
+    compressed = (request.headers.get("content-encoding") or "identity").strip().lower() != "identity"
+    return int(declared) if declared.isdigit() and not compressed else limit
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, gunzipped when sent with ``Content-Encoding: gzip``, bounded by the limit after
+    decompression. Over the limit, the rest of the body is read and dropped (up to DRAIN_FACTOR
+    times the limit) before the 413, so that a client still sending it reads the answer instead of
+    a broken pipe."""
+    encoding = (request.headers.get("content-encoding") or "identity").strip().lower()
+    if encoding not in ("identity", "gzip", "x-gzip"):
+        raise BodyError(415, f"unsupported content encoding {encoding}: send the body as it is "
+                             "or gzip-compressed (Content-Encoding: gzip)")
+    gunzip = _Gunzip() if encoding != "identity" else None
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        over = f"body of {declared} bytes is over the limit of {limit} bytes: split it"
+        if int(declared) <= limit * DRAIN_FACTOR:
+            await _drain(request.stream())
+        raise BodyError(413, over)
+    body = bytearray()
+    stream = request.stream()
+    async for chunk in stream:
+        try:
+            body += gunzip.decompress(chunk, limit + 1 - len(body)) if gunzip else chunk
+        except zlib.error as e:
+            raise BodyError(400, f"body is not valid gzip: {e}") from e
+        if len(body) > limit or (gunzip is not None and gunzip.held_back):
+            await _drain(stream, limit * DRAIN_FACTOR)
+            raise BodyError(413, f"body is over the limit of {limit} bytes"
+                                 + (" once decompressed" if gunzip else "") + ": split it")
+    if gunzip is not None and not gunzip.eof:
+        raise BodyError(400, "body is not valid gzip: it ends before the compressed stream does")
+    return bytes(body)
+
+
+class _Gunzip:
+    """Decompresses every member of a gzip body: ``cat a.gz b.gz`` is one valid gzip file (RFC
+    1952), and reading only its first member would acknowledge part of a body silently. Bytes
+    after a member that do not start another are an error (zlib's), never ignored."""
+
+    def __init__(self) -> None:
+        self._member = zlib.decompressobj(wbits=31)
+
+    def decompress(self, data: bytes, room: int) -> bytes:
+        """At most ``room`` bytes of what ``data`` holds, across members."""
+        out = self._member.decompress(data, room)
+        while self._member.eof and self._member.unused_data and len(out) < room:
+            rest = self._member.unused_data
+            self._member = zlib.decompressobj(wbits=31)
+            out += self._member.decompress(rest, room - len(out))
+        return out
+
+    @property
+    def held_back(self) -> bool:
+        """Input is left that did not fit in ``room``: the body is over the limit."""
+        return bool(self._member.unconsumed_tail) or (self._member.eof
+                                                        and bool(self._member.unused_data))
+
+    @property
+    def eof(self) -> bool:
+        return self._member.eof
+
+
+async def _drain(stream: AsyncIterator[bytes], bound: int | None = None) -> None:
+    """Read and drop what is left of a body (at most ``bound`` bytes)."""
+    dropped = 0
+    async for chunk in stream:
+        dropped += len(chunk)
+        if bound is not None and dropped > bound:
+            return

@@ -8,6 +8,7 @@ what was looked for) where Marquez answers 404.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from graph.db import Graph
@@ -141,3 +142,36 @@ def run_facets(graph: Graph, run_id: str, kind: str) -> dict[str, Any]:
     ident = found["jobVersion"]
     owner = job(graph, ident["namespace"], ident["name"])
     return {"runId": found["id"], "facets": owner["facets"]}
+
+
+def _source(r: dict[str, Any]) -> dict[str, Any]:
+    url = r["connectionUrl"] or ""
+    kind = url.split(":", 1)[0].upper() if ":" in url else "POSTGRESQL"  # Marquez's default type
+    return {"type": kind, "name": r["name"], "createdAt": mm.iso(r["createdAt"]),
+            "updatedAt": mm.iso(r["updatedAt"]), "connectionUrl": url, "description": None}
+
+
+def sources(graph: Graph, limit: int, offset: int) -> dict[str, Any]:
+    rows = graph.read("marquez/sources", name=None, skip=offset, limit=limit)
+    return {"sources": [_source(r) for r in rows]}
+
+
+def source(graph: Graph, name: str) -> dict[str, Any]:
+    rows = graph.read("marquez/sources", name=name, skip=0, limit=1)
+    if not rows:
+        raise NotFound("source", name)
+    return _source(rows[0])
+
+
+def tags(graph: Graph, limit: int, offset: int) -> dict[str, Any]:
+    return {"tags": graph.read("marquez/tags", skip=offset, limit=limit)}
+
+
+def search(graph: Graph, q: str, kind: str | None, namespace: str | None, after: date | None,
+           before: date | None, by_name: bool, limit: int) -> dict[str, Any]:
+    """Datasets and jobs whose name holds ``q`` (``kind`` DATASET or JOB, or both)."""
+    rows = graph.read("marquez/search", q=q, kind=kind, namespace=namespace, after=after,
+                      before=before, byName=by_name, limit=limit)
+    results = [{**{k: r[k] for k in ("type", "name", "namespace", "nodeId")},
+                "updatedAt": mm.iso(r["updatedAt"])} for r in rows]
+    return {"totalCount": rows[0]["total"] if rows else 0, "results": results}

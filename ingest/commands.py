@@ -19,6 +19,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import LineageError
+from ingest.event_log import WORKER, EventLog
 from ingest.secrets import scrub_text
 
 COMMANDS: dict[str, str] = {
@@ -57,6 +58,19 @@ def apply(graph: Graph, body: dict[str, Any]) -> list[dict[str, Any]]:
     if not is_command(body) or name not in COMMANDS:
         raise UnknownCommand(f"not a command this version knows: {str(name)[:100]!r}")
     return graph.write([(COMMANDS[name], {**body["params"], "at": body["at"]})])[0][1]
+
+
+def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the API does with a metadata write: log the command, then apply it; returns the rows
+    its Cypher file returns. The worker applies it again in its place in the log (commands are
+    idempotent), unless it had nothing before it to load."""
+    body = command(name, params)
+    behind = events.position(WORKER)
+    seq = events.append_command(body)
+    rows = apply(graph, body)
+    if behind == seq - 1:
+        events.advance(WORKER, behind, seq)
+    return rows
 
 
 def apply_all(graph: Graph, bodies: Iterable[dict[str, Any]]) -> int:

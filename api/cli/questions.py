@@ -167,14 +167,11 @@ def show_dataset(
     import dataclasses
 
     from graph.bookkeeping import public
-    from graph.errors import NotFound
+    from impact import lookups
     from impact.freshness import freshness
 
     def ask(graph):  # type: ignore[no-untyped-def]
-        rows = graph.read("lookup/dataset", namespace=namespace, name=name)
-        if not rows:
-            raise NotFound("dataset", f"{namespace}:{name}", name)
-        return rows[0], freshness(graph, namespace, name)
+        return lookups.dataset(graph, namespace, name), freshness(graph, namespace, name)
 
     row, fresh = question(ask)
     if fmt == "plain":
@@ -199,13 +196,10 @@ def show_job(
 
     --format plain prints one fact per line (reads, writes, parent, run), tab-separated."""
     from graph.bookkeeping import public
-    from graph.errors import NotFound
+    from impact import lookups
 
     def ask(graph):  # type: ignore[no-untyped-def]
-        rows = graph.read("lookup/job", namespace=namespace, name=name, runs=runs)
-        if not rows:
-            raise NotFound("job", f"{namespace}:{name}", name)
-        return rows[0]
+        return lookups.job(graph, namespace, name, runs)
 
     row = question(ask)
     if fmt == "plain":

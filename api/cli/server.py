@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -14,11 +11,6 @@ from api.cli.common import err, fail, local_server, out
 from api.cli.render import print_status
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
-
-if TYPE_CHECKING:
-    from api.deps import Services
-    from graph.db import Graph
-    from impact.warm import PlanKeeper
 
 neo4j_app = typer.Typer(help="Run the local Neo4j server: start, stop, status.",
                         no_args_is_help=True)
@@ -102,83 +94,6 @@ def neo4j_warm() -> None:
             raise fail(str(e)) from e
     hub = f"; questions planned on {done.hub}" if done.hub else "; the graph is empty"
     out.print(f"Neo4j warmed in {done.seconds:.1f} s{hub}.")
-
-
-def in_background(settings: Settings, services: Services) -> None:
-    """What ``lineage serve`` runs beside the API, each on a thread of its own, as ``settings``
-    say: the warm-up (``warm_on_start``) and the plan keeper (``plan_keeper_seconds``), which
-    reads from the event log how far the worker has loaded what the API received."""
-    from ingest.worker import CONSUMER
-
-    if settings.warm_on_start:
-        warm_in_background(services.graph)
-    if settings.plan_keeper_seconds > 0:
-        def backlog() -> tuple[int, int]:
-            events = services.log()
-            return events.last_seq(), events.position(CONSUMER)
-
-        keep_plans_in_background(services.graph, settings.plan_keeper_seconds, backlog)
-
-
-def warm_in_background(graph: Callable[[], Graph]) -> None:
-    """Warm Neo4j (impact.warm) on a thread of its own, through ``graph``, the API's own
-    connection (opened here if it is not yet), saying when it is done; questions asked meanwhile
-    are answered as usual, only not yet at their warm speed.
-
-    Through the API's own connection, the first question a user asks finds the driver open, its
-    pool holding a connection, and this process's code for each question already run once
-    (measured in docs/benchmarks.md, "The first question after a start")."""
-
-    from impact.warm import warm
-
-    def run() -> None:
-        try:
-            done = warm(graph())
-        except Exception as e:  # warming is an optimisation: never take the API down with it
-            err.print(f"warming Neo4j stopped: {e}")
-            return
-        err.print(f"Neo4j warmed in {done.seconds:.1f} s" + (f" (questions planned on {done.hub})"
-                                                           if done.hub else ""))
-
-    threading.Thread(target=run, name="warm", daemon=True).start()
-
-
-@dataclass
-class Keeping:
-    """What the plan keeper's thread has done: its rounds (failed ones too), and its keeper once
-    the API's graph could be opened; ``stop`` ends the thread after the round under way."""
-
-    rounds: int = 0
-    keeper: PlanKeeper | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
-
-
-def keep_plans_in_background(graph: Callable[[], Graph], every: float,
-                             backlog: Callable[[], tuple[int, int]] | None = None) -> Keeping:
-    """Tick the plan keeper (impact.warm.PlanKeeper, with ``backlog``) every ``every`` seconds on
-    a thread of its own, through the API's own connection (it asks once a load has ended, and once
-    a minute while the worker keeps up). A failed round (Neo4j away) is said once for as long
-    as the failure lasts, not at every round, and the keeper goes on."""
-    from impact.warm import PlanKeeper
-
-    state = Keeping()
-
-    def run() -> None:
-        said: str | None = None
-        while not state.stop.wait(every):
-            try:
-                state.keeper = state.keeper or PlanKeeper(graph(), backlog=backlog)
-                state.keeper.tick()
-                said = None
-            except Exception as e:  # an optimisation: never take the API down with it
-                if str(e) != said:
-                    err.print(f"plan keeper: a round failed ({e}); it will try again")
-                    said = str(e)
-            finally:
-                state.rounds += 1
-
-    threading.Thread(target=run, name="plan-keeper", daemon=True).start()
-    return state
 
 
 @schema_app.command("apply")

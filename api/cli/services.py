@@ -49,15 +49,12 @@ def serve_cmd(
                     code=2)
     with writing_graph(settings):  # start the local Neo4j if needed, apply the schema
         pass
-    application = create_app(settings)
+    application = create_app(settings, run_in_background=True)  # the warm-up, the plan keeper
     # what is alive now lives as long as the process: keep it out of the collector's passes, and
     # collect rarely (a one-event request costs less CPU)
     gc.collect()
     gc.freeze()
     relax_gc()
-    from api.cli.server import in_background
-
-    in_background(settings, application.state.services)  # the warm-up, the plan keeper
     err.print(f"lineage-graph API on http://{host}:{port} (docs at /docs)")
     # log_config=None: uvicorn's own lines go through our handler too (api.logs)
     uvicorn.run(application, host=host, port=port, log_level="warning", log_config=None,

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j import GraphDatabase
 
-import api.routes.ingest as ingest_routes
+import api.routes.lineage as ingest_routes
 from api.app import create_app
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
@@ -213,7 +213,7 @@ def test_writes_need_a_write_token(graph: Graph, log: SQLiteLog) -> None:
 
 def test_receiving_answers_errors_as_every_route_does(
         graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
-    # POST /api/v1/lineage is a plain Starlette route (api.routes.ingest); what it raises still gets
+    # POST /api/v1/lineage is a plain Starlette route (api.routes.lineage); what it raises still gets
     # the application's handlers: a 401/403 above; a bug's 500 here, answered (not raised) with
     # the request id the user will quote, as every route's
     def broken(*_: Any, **__: Any) -> None:

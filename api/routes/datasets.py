@@ -1,0 +1,99 @@
+"""Datasets (Marquez's paths): list, read, versions, soft-delete, tags on a dataset and on its
+fields. Marquez's legacy dataset write answers 501: datasets come from OpenLineage events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from api import errors
+from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.encode import to_json
+from api.errors import RESPONSES
+from api.paths import SlashRoute
+from graph.db import Graph
+from graph.errors import NotFound
+from impact import marquez_catalog as mc
+from impact import marquez_versions as mv
+from ingest import commands
+
+router = APIRouter(prefix="/api/v1/namespaces/{namespace}/datasets", tags=["datasets"],
+                   route_class=SlashRoute,
+                   responses={**RESPONSES, 404: {"description": "not found"}})
+
+
+@router.get("", dependencies=[READ], summary="Datasets of a namespace (Marquez)")
+def datasets(graph: G, namespace: str, limit: MLimit, offset: MOffset = 0) -> Any:
+    return to_json(mc.datasets(graph, namespace, limit, offset))
+
+
+@router.get("/{dataset}", dependencies=[READ], summary="One dataset (Marquez)")
+def dataset(graph: G, namespace: str, dataset: str) -> Any:
+    return to_json(mc.dataset(graph, namespace, dataset))
+
+
+@router.get("/{dataset}/versions", dependencies=[READ],
+            summary="A dataset's versions: one per write (Marquez)")
+def dataset_versions(graph: G, namespace: str, dataset: str, limit: MLimit,
+                     offset: MOffset = 0) -> Any:
+    return to_json(mv.dataset_versions(graph, namespace, dataset, limit, offset))
+
+
+@router.get("/{dataset}/versions/{version}", dependencies=[READ],
+            summary="One version of a dataset (Marquez)")
+def dataset_version(graph: G, namespace: str, dataset: str, version: str) -> Any:
+    return to_json(mv.dataset_version(graph, namespace, dataset, version))
+
+
+@router.put("/{dataset}", dependencies=[WRITE], status_code=501,
+            summary="Marquez's legacy dataset write: 501, use POST /api/v1/lineage")
+def put_dataset(namespace: str, dataset: str) -> Any:
+    return errors.legacy_write("dataset")
+
+
+@router.delete("/{dataset}", dependencies=[WRITE], summary="Hide a dataset (Marquez's soft delete)")
+def delete_dataset(request: Request, graph: G, namespace: str, dataset: str) -> Any:
+    found = mc.dataset(graph, namespace, dataset)
+    commands.submit(graph, services(request).log(), "soft_delete",
+                    {"kind": "dataset", "namespace": namespace, "name": dataset})
+    return found
+
+
+def _tag(request: Request, graph: Graph, namespace: str, dataset: str, tag: str, add: bool,
+         field: str | None = None) -> Any:
+    mc.dataset(graph, namespace, dataset)
+    if field is not None and not mc.has_field(graph, namespace, dataset, field):
+        raise NotFound("field", f"{namespace}:{dataset}.{field}")  # before anything is logged
+    params = {"kind": "field" if field is not None else "dataset", "namespace": namespace,
+              "name": dataset, "field": field, "tag": tag}
+    if add:
+        commands.submit(graph, services(request).log(), "tag_add", {**params, "by": "api"})
+    else:
+        commands.submit(graph, services(request).log(), "tag_remove", params)
+    return mc.dataset(graph, namespace, dataset)
+
+
+@router.post("/{dataset}/tags/{tag}", dependencies=[WRITE], summary="Tag a dataset (Marquez)")
+def tag_dataset(request: Request, graph: G, namespace: str, dataset: str, tag: str) -> Any:
+    return _tag(request, graph, namespace, dataset, tag, True)
+
+
+@router.delete("/{dataset}/tags/{tag}", dependencies=[WRITE],
+               summary="Remove a tag the API set on a dataset (Marquez)")
+def untag_dataset(request: Request, graph: G, namespace: str, dataset: str, tag: str) -> Any:
+    return _tag(request, graph, namespace, dataset, tag, False)
+
+
+@router.post("/{dataset}/fields/{field}/tags/{tag}", dependencies=[WRITE],
+             summary="Tag a field of a dataset (Marquez: the tag is upper-cased)")
+def tag_field(request: Request, graph: G, namespace: str, dataset: str, field: str,
+              tag: str) -> Any:
+    return _tag(request, graph, namespace, dataset, tag.upper(), True, field)
+
+
+@router.delete("/{dataset}/fields/{field}/tags/{tag}", dependencies=[WRITE],
+               summary="Remove a tag the API set on a field (Marquez)")
+def untag_field(request: Request, graph: G, namespace: str, dataset: str, field: str,
+                tag: str) -> Any:
+    return _tag(request, graph, namespace, dataset, tag.upper(), False, field)

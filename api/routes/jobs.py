@@ -1,0 +1,92 @@
+"""Jobs (Marquez's paths): list (all, or one namespace's), read, versions, soft-delete, tags.
+Marquez's legacy job write answers 501: jobs come from OpenLineage events."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from api import errors
+from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.encode import to_json
+from api.errors import RESPONSES
+from api.paths import SlashRoute
+from graph.db import Graph
+from impact import marquez_catalog as mc
+from impact import marquez_versions as mv
+from ingest import commands
+
+router = APIRouter(prefix="/api/v1", tags=["jobs"], route_class=SlashRoute,
+                   responses={**RESPONSES, 404: {"description": "not found"}})
+
+RunStates = Annotated[list[Literal["NEW", "RUNNING", "COMPLETED", "FAILED", "ABORTED"]] | None, Query(
+    alias="lastRunStates", description="Keep jobs whose latest run is in these states")]
+
+
+@router.get("/jobs", dependencies=[READ], summary="Jobs of every namespace (Marquez)")
+def all_jobs(graph: G, limit: MLimit, offset: MOffset = 0,
+             last_run_states: RunStates = None) -> Any:
+    return to_json(mc.jobs(graph, None, limit, offset, last_run_states))
+
+
+@router.get("/namespaces/{namespace}/jobs", dependencies=[READ],
+            summary="Jobs of a namespace (Marquez)")
+def jobs(graph: G, namespace: str, limit: MLimit, offset: MOffset = 0,
+         last_run_states: RunStates = None) -> Any:
+    return to_json(mc.jobs(graph, namespace, limit, offset, last_run_states))
+
+
+@router.get("/namespaces/{namespace}/jobs/{job}", dependencies=[READ],
+            summary="One job (Marquez)")
+def job(graph: G, namespace: str, job: str) -> Any:
+    return to_json(mc.job(graph, namespace, job))
+
+
+@router.get("/namespaces/{namespace}/jobs/{job}/versions", dependencies=[READ],
+            summary="A job's versions: one per distinct inputs and outputs (Marquez)")
+def job_versions(graph: G, namespace: str, job: str, limit: MLimit, offset: MOffset = 0) -> Any:
+    return to_json(mv.job_versions(graph, namespace, job, limit, offset))
+
+
+@router.get("/namespaces/{namespace}/jobs/{job}/versions/{version}", dependencies=[READ],
+            summary="One version of a job (Marquez)")
+def job_version(graph: G, namespace: str, job: str, version: str) -> Any:
+    return to_json(mv.job_version(graph, namespace, job, version))
+
+
+@router.put("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE], status_code=501,
+            summary="Marquez's legacy job write: 501, use POST /api/v1/lineage")
+def put_job(namespace: str, job: str) -> Any:
+    return errors.legacy_write("job")
+
+
+@router.delete("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],
+               summary="Hide a job (Marquez's soft delete)")
+def delete_job(request: Request, graph: G, namespace: str, job: str) -> Any:
+    found = mc.job(graph, namespace, job)
+    commands.submit(graph, services(request).log(), "soft_delete",
+                    {"kind": "job", "namespace": namespace, "name": job})
+    return found
+
+
+def _tag(request: Request, graph: Graph, namespace: str, job: str, tag: str, add: bool) -> Any:
+    mc.job(graph, namespace, job)
+    params = {"kind": "job", "namespace": namespace, "name": job, "field": None, "tag": tag}
+    if add:
+        commands.submit(graph, services(request).log(), "tag_add", {**params, "by": "api"})
+    else:
+        commands.submit(graph, services(request).log(), "tag_remove", params)
+    return mc.job(graph, namespace, job)
+
+
+@router.post("/namespaces/{namespace}/jobs/{job}/tags/{tag}", dependencies=[WRITE],
+             summary="Tag a job (Marquez)")
+def tag_job(request: Request, graph: G, namespace: str, job: str, tag: str) -> Any:
+    return _tag(request, graph, namespace, job, tag, True)
+
+
+@router.delete("/namespaces/{namespace}/jobs/{job}/tags/{tag}", dependencies=[WRITE],
+               summary="Remove a tag the API set on a job (Marquez)")
+def untag_job(request: Request, graph: G, namespace: str, job: str, tag: str) -> Any:
+    return _tag(request, graph, namespace, job, tag, False)

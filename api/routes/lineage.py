@@ -1,0 +1,168 @@
+"""Lineage: receiving OpenLineage events (``POST /api/v1/lineage``, see :mod:`api.receive`), the
+Marquez-shaped lineage graphs (``GET /api/v1/lineage``, ``GET /api/v1/column-lineage``), and the
+events received, from the event log (Marquez's ``GET /api/v1/events``).
+
+Producers send one event per request, so ``POST /api/v1/lineage`` is served by :data:`served`, a
+plain Starlette route first in the app's table: FastAPI's work around an endpoint (solving its
+parameters, its exit stacks) was a measured part of a one-event request's cost
+(docs/benchmarks.md, "One event over HTTP"). The FastAPI route on the same function describes it
+in the OpenAPI document; the token check is called in the function, not declared."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.routing import Route
+
+from api import errors
+from api.deps import READ, Depth, G, MLimit, MOffset, Retired, Services, check_scope, services
+from api.encode import to_json
+from api.errors import RESPONSES, BadParam
+from api.paths import SlashRoute
+from api.receive import BodyError, Verdict, body_size, check_media_type, parse, read_body
+from impact import marquez_lineage as lg
+from ingest.log import LogError
+from ingest.times import parse_time
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["lineage"], route_class=SlashRoute)
+LOG_APPEND_TIMEOUT_S = 60
+_REASONS = {413: "too_large", 415: "unsupported_media_type"}
+_AMBIGUOUS: dict[int | str, dict[str, Any]] = {400: {"model": errors.ErrorBody,
+                    "description": "a nodeId that names several nodes, with the candidates"}}
+_BEFORE, _AFTER = "2030-01-01T00:00:00+00:00", "1970-01-01T00:00:00+00:00"  # Marquez's defaults
+
+
+@router.post("/api/v1/lineage", status_code=201,
+             summary="Receive OpenLineage events: one, a JSON array, or NDJSON",
+             responses={201: {"description": "at least one event accepted (durably logged)"},
+                        400: {"model": errors.ErrorBody,
+                              "description": "no event accepted, or the body is not JSON"},
+                        413: {"model": errors.ErrorBody,
+                              "description": "body over the size limit (after gunzip)"},
+                        415: {"model": errors.ErrorBody,
+                              "description": "not JSON or NDJSON, or an encoding other than gzip"},
+                        503: {"model": errors.ErrorBody,
+                              "description": "the event log cannot be written now"}})
+async def receive(request: Request) -> JSONResponse:
+    await check_scope(request, "write")
+    found = services(request)
+    counters = found.counters
+    try:
+        kind = check_media_type(request.headers.get("content-type"))
+        limit = found.settings.max_body_bytes
+        async with found.bodies.hold(body_size(request, limit)):
+            verdict = parse(await read_body(request, limit), kind, found.settings.log_raw_events)
+            rejected_by = {"invalid_event": len(verdict.rejected)} if verdict.rejected else {}
+            if not verdict.accepted:
+                counters.add(rejected=rejected_by, status=400)
+                return errors.answer(400, "no event accepted: each one was invalid (see rejected)",
+                                     accepted=0, rejected=verdict.rejected)
+            return await _append(found, verdict, rejected_by)
+    except BodyError as e:
+        counters.add(rejected={_REASONS.get(e.status, "invalid_body"): 1}, status=e.status)
+        return errors.answer(e.status, e.message, headers={"Retry-After": str(errors.RETRY_AFTER_S)}
+                             if e.status == 503 else None)
+
+
+served = Route("/api/v1/lineage", receive, methods=["POST"], include_in_schema=False)
+
+
+async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]) -> JSONResponse:
+    counters = found.counters
+    try:
+        queued = found.committer().submit(verdict.accepted, verdict.texts)
+    except ValueError as e:  # validation lets no such event through: a last guard
+        counters.add(rejected={"invalid_event": len(verdict.accepted)}, status=400)
+        return errors.answer(400, f"events cannot be stored: {e}")
+    retry = {"Retry-After": str(errors.RETRY_AFTER_S)}
+    try:
+        # shielded: a timeout leaves the append alone (it may still become durable)
+        seqs = await asyncio.wait_for(asyncio.shield(queued), LOG_APPEND_TIMEOUT_S)
+    except LogError as e:
+        log.error("event log append failed: %s", e)
+        counters.add(status=503)
+        return errors.answer(503, f"the event log cannot be written; nothing was accepted ({e})",
+                             headers=retry)
+    except TimeoutError:
+        log.error("event log append not confirmed within %s s", LOG_APPEND_TIMEOUT_S)
+        counters.add(status=503)
+        return errors.answer(503, f"the event log did not confirm the write within "
+                                  f"{LOG_APPEND_TIMEOUT_S} s; send the events again (an event "
+                                  "sent twice is recognised and loaded once)", headers=retry)
+    counters.add(accepted=len(seqs), rejected=rejected_by, status=201)
+    return JSONResponse({"accepted": len(seqs), "first_seq": seqs[0], "last_seq": seqs[-1],
+                         "rejected": verdict.rejected}, status_code=201)
+
+
+def _answer(ask: Callable[[], Any]) -> Any:
+    try:
+        return to_json(ask())
+    except lg.AmbiguousNodeId as e:
+        return errors.answer(400, str(e), candidates=e.candidates)
+    except lg.BadNodeId as e:
+        raise BadParam("nodeId", str(e)) from e
+
+
+@router.get("/api/v1/lineage", dependencies=[READ], responses={**RESPONSES, **_AMBIGUOUS},
+            summary="Marquez-compatible lineage graph around a dataset or job")
+def lineage(graph: G, node_id: Annotated[str, Query(
+        alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
+        description="dataset:NAMESPACE:NAME or job:NAMESPACE:NAME")], depth: Depth = None,
+            retired: Retired = False) -> Any:
+    return _answer(lambda: lg.lineage(graph, node_id, depth, retired))
+
+
+@router.get("/api/v1/column-lineage", dependencies=[READ], responses={**RESPONSES, **_AMBIGUOUS},
+            summary="Marquez-compatible column lineage around a field (or all fields of a dataset)")
+def column_lineage(graph: G, node_id: Annotated[str, Query(
+        alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
+        description="datasetField:NAMESPACE:DATASET:FIELD or dataset:NAMESPACE:NAME")],
+                   depth: Depth = None,
+                   with_downstream: Annotated[bool, Query(alias="withDownstream")] = False,
+                   retired: Retired = False) -> Any:
+    return _answer(lambda: lg.column_lineage(graph, node_id, depth, with_downstream, retired))
+
+
+def _epoch(field: str, value: str) -> float:
+    try:
+        return parse_time(value).timestamp()
+    except ValueError as e:
+        raise BadParam(field, str(e)) from e
+
+
+SortDirection = Annotated[Literal["asc", "desc", "ASC", "DESC"], Query(alias="sortDirection")]
+
+
+def _events(request: Request, before: str, after: str, direction: str, limit: int, offset: int,
+            namespace: str | None = None) -> dict[str, Any]:
+    found, total = services(request).log().between(
+        _epoch("after", after), _epoch("before", before), direction.lower() == "desc",
+        limit, offset, namespace)
+    return {"events": found, "totalCount": total}
+
+
+@router.get("/api/v1/events/lineage", dependencies=[READ], responses=RESPONSES,
+            summary="The OpenLineage events received, from the event log (Marquez)")
+def lineage_events(request: Request, limit: MLimit, offset: MOffset = 0, before: str = _BEFORE,
+                   after: str = _AFTER, direction: SortDirection = "desc") -> Any:
+    return _events(request, before, after, direction, limit, offset)
+
+
+@router.get("/api/v1/events", dependencies=[READ], responses=RESPONSES,
+            summary="The events received (marquez-python's list_events)")
+def events(request: Request, limit: MLimit, offset: MOffset = 0) -> Any:
+    return _events(request, _BEFORE, _AFTER, "desc", limit, offset)
+
+
+@router.get("/api/v1/events/{namespace}", dependencies=[READ], responses=RESPONSES,
+            summary="The events of one namespace's jobs (marquez-python's list_events)")
+def namespace_events(request: Request, namespace: str, limit: MLimit,
+                     offset: MOffset = 0) -> Any:
+    return _events(request, _BEFORE, _AFTER, "desc", limit, offset, namespace)

@@ -1,0 +1,35 @@
+"""Tags (Marquez's paths): list them, create or describe one. Tagging a dataset, a field or a
+job is under that resource (api.routes.datasets, api.routes.jobs)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from pydantic import BaseModel, Field
+
+from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.errors import RESPONSES
+from api.paths import SlashRoute
+from impact import marquez_catalog as mc
+from ingest import commands
+
+router = APIRouter(prefix="/api/v1/tags", tags=["tags"], route_class=SlashRoute,
+                   responses=RESPONSES)
+
+
+class TagMeta(BaseModel):
+    description: str | None = Field(default=None, max_length=10_000)
+
+
+@router.get("", dependencies=[READ], summary="Tags (Marquez)")
+def tags(graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
+    return mc.tags(graph, limit, offset)
+
+
+@router.put("/{tag}", dependencies=[WRITE], summary="Create or describe a tag (Marquez)")
+def put_tag(request: Request, graph: G, tag: str,
+            meta: Annotated[TagMeta | None, Body()] = None) -> Any:
+    rows = commands.submit(graph, services(request).log(), "put_tag",
+                           {"tag": tag, "description": meta.description if meta else None})
+    return rows[0]
