@@ -7,6 +7,14 @@ where they apply,
 and ``key`` (what was not found). The mapping from domain errors (:mod:`graph.errors`, the
 questions' input errors) to statuses is :func:`install`; FastAPI's own validation errors and
 ``HTTPException`` are answered in the same shape.
+
+The API's own errors, each a :class:`graph.errors.LineageError`:
+
+::
+
+    TokenConfigError     (api.auth) LINEAGE_API_TOKENS is malformed
+    BodyError            (api.receive) a request body cannot be taken (413, 415, 400, 503)
+    BadParam             (api.errors) a request parameter the question refuses (422)
 """
 
 from __future__ import annotations

@@ -23,11 +23,10 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
     ├── DocumentError            (impact.change_doc) a change document is malformed
     ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits
-    ├── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
-    │   └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
-    ├── TokenConfigError         (api.auth) LINEAGE_API_TOKENS is malformed
-    ├── BodyError                (api.receive) a request body cannot be taken (413, 415, 400)
-    └── BadParam                 (api.errors) a request parameter the question refuses (422)
+    └── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
+        └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
+
+The HTTP API's own errors are drawn in :mod:`api.errors`.
 """
 
 from __future__ import annotations

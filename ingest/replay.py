@@ -16,6 +16,16 @@ from ingest.read import from_log
 CHUNK = 5000
 
 
+def nodes_in(graph: Graph) -> int:
+    """How many nodes the graph holds (replay rebuilds an empty graph)."""
+    return int(graph.read("admin/count_nodes")[0]["nodes"])
+
+
+def wipe(graph: Graph) -> None:
+    """Empty the graph (its schema stays)."""
+    graph.run_statements("admin/wipe")
+
+
 @dataclass
 class Replayed:
     last_seq: int = 0

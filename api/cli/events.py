@@ -39,7 +39,8 @@ def replay_cmd(
     from ingest.export import export_parquet
     from ingest.log import open_log
     from ingest.pipeline import IngestReport
-    from ingest.replay import commands_after_events, replay
+    from ingest.replay import commands_after_events, nodes_in, replay
+    from ingest.replay import wipe as empty_graph
     from ingest.worker import CONSUMER
 
     settings = get_settings()
@@ -50,7 +51,7 @@ def replay_cmd(
         raise fail("--engine must be python or spark", code=2)
     try:
         with writing_graph(settings) as graph:
-            nodes = graph.read("admin/count_nodes")[0]["nodes"]
+            nodes = nodes_in(graph)
             if nodes and not wipe:
                 raise fail(f"the graph holds {nodes} nodes: replay rebuilds an empty graph; "
                            "add --wipe to empty it first", code=2)
@@ -64,7 +65,7 @@ def replay_cmd(
             if engine == "spark":
                 later = commands_after_events(events)  # before anything is wiped
             if nodes:
-                graph.run_statements("admin/wipe")
+                empty_graph(graph)
             events.forget_bulk_loads()  # the graph is empty now: it holds none of them
             if engine == "spark":
                 last = events.last_seq()

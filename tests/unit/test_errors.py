@@ -1,4 +1,5 @@
-"""Every error lineage-graph defines derives from the one root and is drawn in its tree."""
+"""Every error lineage-graph defines derives from the one root and is drawn in its tree: the
+shared tree in graph.errors, the HTTP API's own errors in api.errors."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import importlib
 import inspect
 import pkgutil
 
+import api.errors
 import graph.errors
 from graph.errors import LineageError
 
@@ -29,9 +31,11 @@ def _our_exceptions() -> dict[str, type[BaseException]]:
 
 
 def test_every_error_derives_from_the_root_and_is_in_the_tree() -> None:
-    tree = graph.errors.__doc__ or ""
     found = _our_exceptions()
     assert len(found) >= 15
     for qualified, error in found.items():
         assert issubclass(error, LineageError), f"{qualified} does not derive from LineageError"
-        assert f" {error.__name__} " in tree or error is LineageError, f"{qualified} is not drawn in graph.errors' tree"
+        home = api.errors if qualified.startswith("api.") else graph.errors
+        tree = home.__doc__ or ""
+        assert f" {error.__name__} " in tree or error is LineageError, \
+            f"{qualified} is not drawn in {home.__name__}'s tree"
