@@ -21,7 +21,7 @@ from api.receive import BodyBudget
 from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest.group_commit import GroupCommitter
-from ingest.log import EventLog, open_log
+from ingest.log import Checked, EventLog, open_log
 from ingest.times import parse_time
 
 BODY_BUDGET_FACTOR = 4
@@ -63,7 +63,8 @@ class Services:
         with self._lock:
             if self._committer is None:
                 self._committer = GroupCommitter(
-                    events, scrubbed=not self.settings.log_raw_events)
+                    events, checked=Checked.VALIDATED if self.settings.log_raw_events
+                    else Checked.SCRUBBED)
             return self._committer
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, Literal, Protocol
 
 from graph.errors import LineageError
@@ -20,6 +21,20 @@ WORKER = "neo4j"
 that of ``lineage ingest``, which loads what it appends itself."""
 
 
+class Checked(IntEnum):
+    """How far an event was checked before the log took it: the worker does only the rest, so
+    that each event is validated once (the API validates what it acknowledges)."""
+
+    RECEIVED = 0
+    """As received: the worker validates and scrubs it (a log an earlier version wrote)."""
+    VALIDATED = 1
+    """Validated, kept as received (``LINEAGE_LOG_RAW_EVENTS``): the worker scrubs it."""
+    SCRUBBED = 2
+    """Validated and scrubbed of secrets: the worker reads its envelope only."""
+    CANONICAL = 3
+    """Scrubbed and stored as its canonical JSON: its digest is its body's (the log's own mark)."""
+
+
 EntryKind = Literal["event", "command"]
 """What an entry holds: an OpenLineage event, or a metadata command (:mod:`ingest.commands`), a
 write the API takes that is not an event (Marquez's namespaces, tags and soft deletes)."""
@@ -30,10 +45,7 @@ class Entry:
     seq: int
     received: float  # unix time the log accepted it
     event: dict[str, Any]
-    checked: bool = False
-    """The API validated it before appending it (the worker does not validate it again)."""
-    scrubbed: bool = False
-    """And scrubbed it of secrets (the worker does not scrub it again)."""
+    checked: Checked = Checked.RECEIVED
     digest: str | None = None
     """Its identity digest (ingest.validate.event_digest), when the log knows it without encoding
     the event again."""
@@ -66,10 +78,10 @@ class EventLog(Protocol):
     """What the API, the worker, metrics, replay and export need of a log: SQLiteLog is the
     embedded one; another (Kafka) implements these and is returned by :func:`open_log`."""
 
-    def append(self, events: Sequence[dict[str, Any]], checked: bool = False,
-               scrubbed: bool = False) -> list[int]: ...
-    def append_encoded(self, bodies: Sequence[str], checked: bool = False,
-                       scrubbed: bool = False) -> list[int]: ...
+    def append(self, events: Sequence[dict[str, Any]],
+               checked: Checked = Checked.RECEIVED) -> list[int]: ...
+    def append_encoded(self, bodies: Sequence[str],
+                       checked: Checked = Checked.RECEIVED) -> list[int]: ...
     def append_command(self, command: dict[str, Any]) -> int: ...
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]: ...
     def scan(self, batch: int = 5000) -> Iterator[Entry]: ...

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ingest.log import EventLog, encode
+from ingest.log import Checked, EventLog, encode
 
 _Group = list[tuple[list[str], "asyncio.Future[list[int]]"]]
 
@@ -24,12 +24,14 @@ _Group = list[tuple[list[str], "asyncio.Future[list[int]]"]]
 class GroupCommitter:
     """Shares one log commit among the appends of concurrent requests (group commit)."""
 
-    def __init__(self, log: EventLog, max_batch: int = 5000, scrubbed: bool = False) -> None:
-        """``scrubbed``: the events submitted were scrubbed of secrets (the API's, unless
-        ``LINEAGE_LOG_RAW_EVENTS``), so the worker need not scrub them again. Off unless said:
-        an event marked scrubbed that was not would reach the graph as it came."""
+    def __init__(self, log: EventLog, max_batch: int = 5000,
+                 checked: Checked = Checked.VALIDATED) -> None:
+        """``checked``: how far the API checked the events it submits (validated always;
+        scrubbed of secrets unless ``LINEAGE_LOG_RAW_EVENTS``), so that the worker does only the
+        rest. Validated unless said: an event marked scrubbed that was not would reach the graph
+        as it came."""
         self.log = log
-        self.scrubbed = scrubbed
+        self.checked = checked
         self.max_batch = max_batch
         self._pending: dict[asyncio.AbstractEventLoop, _Group] = {}  # each loop's next group
         self._queue: queue.SimpleQueue[tuple[_Group, asyncio.AbstractEventLoop] | None] = (
@@ -83,7 +85,7 @@ class GroupCommitter:
                 # the API validated every event it submits: the worker will not validate them again
                 seqs = self.log.append_encoded(
                     [b for group, _ in handed for bodies, _ in group for b in bodies],
-                    checked=True, scrubbed=self.scrubbed)
+                    self.checked)
             except Exception as e:
                 seqs, error = [], e
             start = 0

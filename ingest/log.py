@@ -28,9 +28,10 @@ from typing import Any, TypeVar
 
 from graph.private import private_dir, private_file
 from ingest import codec
-from ingest.event_log import BulkLoad, DeadLetter, Entry, EventLog, LogError
+from ingest.event_log import BulkLoad, Checked, DeadLetter, Entry, EventLog, LogError
 
-__all__ = ["BulkLoad", "DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog", "encode", "open_log"]
+__all__ = ["BulkLoad", "Checked", "DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog",
+           "encode", "open_log"]
 
 
 def open_log(path: Path) -> EventLog:
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     received REAL NOT NULL,
     body TEXT NOT NULL,
-    checked INTEGER NOT NULL DEFAULT 0,  -- 0 as received, 1 validated, 2 and scrubbed, 3 and canonical
+    checked INTEGER NOT NULL DEFAULT 0,  -- ingest.event_log.Checked
     event_time REAL,
     job_namespace TEXT,
     kind TEXT NOT NULL DEFAULT 'event'  -- 'event', or 'command' (ingest.commands)
@@ -82,9 +83,6 @@ _INSERT = ("INSERT INTO events (received, body, checked, event_time, job_namespa
            + _EVENT_TIME.format(body="?2") + ", " + _JOB_NAMESPACE.format(body="?2") + ")")
 # a command has no eventTime nor job: Marquez's listings of events never show it
 _INSERT_COMMAND = "INSERT INTO events (received, body, checked, kind) VALUES (?, ?, 0, 'command')"
-
-_SCRUBBED = 2  # the mark of an event the API validated and scrubbed of secrets
-_CANONICAL = 3  # ... and stored as its canonical JSON (encode): its digest is its body's
 
 _T = TypeVar("_T")
 
@@ -156,22 +154,23 @@ class SQLiteLog:
             conn.close()
             self._local.conn = None
 
-    def append(self, events: Sequence[dict[str, Any]], checked: bool = False,
-               scrubbed: bool = False) -> list[int]:
+    def append(self, events: Sequence[dict[str, Any]],
+               checked: Checked = Checked.RECEIVED) -> list[int]:
         """Append in one durable transaction; returns the sequence numbers, in order.
 
-        ``checked``: the events were validated (by the API), so the worker need not validate
-        them again; ``scrubbed``: and scrubbed of secrets, so it need not scrub them again.
-        Raises ValueError, before anything is written, for an event that cannot be encoded."""
-        return self.append_encoded(encode(events), checked, scrubbed)
+        ``checked``: how far the events were checked (Checked), so that the worker does only the
+        rest. Raises ValueError, before anything is written, for an event that cannot be
+        encoded."""
+        return self.append_encoded(encode(events), checked)
 
-    def append_encoded(self, bodies: Sequence[str], checked: bool = False,
-                       scrubbed: bool = False) -> list[int]:
+    def append_encoded(self, bodies: Sequence[str],
+                       checked: Checked = Checked.RECEIVED) -> list[int]:
         """Append bodies made by :func:`encode` (only), in one durable transaction."""
         if not bodies:
             return []
         now = time.time()
-        mark = _CANONICAL if checked and scrubbed else int(checked)
+        # a scrubbed event's body is its canonical JSON (encode): its digest is the body's
+        mark = int(Checked.CANONICAL if checked >= Checked.SCRUBBED else checked)
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -215,10 +214,11 @@ class SQLiteLog:
             if max_bytes is not None and entries and size + len(body) > max_bytes:
                 break
             size += len(body)
-            event = codec.read_checked(body) if checked == _CANONICAL else json.loads(body)
-            entries.append(Entry(seq, received, event, bool(checked),
-                                 checked >= _SCRUBBED, hashlib.sha256(body.encode()).hexdigest()
-                                 if checked == _CANONICAL else None))
+            mark = Checked(checked)
+            canonical = mark == Checked.CANONICAL
+            event = codec.read_checked(body) if canonical else json.loads(body)
+            entries.append(Entry(seq, received, event, mark,
+                                 hashlib.sha256(body.encode()).hexdigest() if canonical else None))
         return entries
 
     @_log_errors

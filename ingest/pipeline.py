@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
-from ingest.event_log import WORKER, EventLog
+from ingest.event_log import WORKER, Checked, EventLog
 from ingest.log import encode
 from ingest.plan import Plan, load
 from ingest.read import RawItem
@@ -95,8 +95,8 @@ def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[L
             report.rejected.append(Rejection(item.where, (item.error,)))
             continue
         try:
-            result = (logged(item.obj, item.scrubbed, item.digest) if item.checked
-                      else validate(item.obj))
+            result = (logged(item.obj, item.checked, item.digest)
+                      if item.checked >= Checked.VALIDATED else validate(item.obj))
         except Exception as e:  # a validator bug must not stop the others: reject this one
             log.exception("validating the event at %s failed", item.where)
             result = [f"could not be validated: {_describe(e)}"]
@@ -168,7 +168,7 @@ class Ingester:
             return prepared
         seqs = self.journal.append_encoded(
             [located.event.text or encode([located.event.raw])[0] for located in prepared.batch],
-            checked=True, scrubbed=True)
+            Checked.SCRUBBED)
         return Prepared(prepared.batch, prepared.plan, seqs)
 
     def _rows(self, batch: list[Located], report: IngestReport | None = None) -> Prepared:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ingest.bounds import NotJson, loads
-from ingest.event_log import Entry
+from ingest.event_log import Checked, Entry
 
 Kind = Literal["auto", "json", "ndjson"]
 
@@ -26,24 +26,22 @@ class RawItem:
     """One item of a payload: ``obj`` when it parsed, else ``error`` says why not.
 
     ``index`` is the item's position in its payload (0-based), None for an error about the
-    payload as a whole. ``checked``: an event the API validated before logging it, read back
-    from the event log (it is not validated again)."""
+    payload as a whole. ``checked``: how far the API checked an event read back from the event
+    log (the pipeline does only the rest)."""
 
     where: str
     obj: Any = None
     error: str | None = None
     index: int | None = None
-    checked: bool = False
-    scrubbed: bool = False
-    """Read back from the log as the API scrubbed it: it is not scrubbed again."""
+    checked: Checked = Checked.RECEIVED
     digest: str | None = None
     """Its identity digest, as the log knows it (scrubbed events only)."""
 
 
 def from_log(entry: Entry) -> RawItem:
-    """An event log entry as an item, with what the log knows of it (checked, scrubbed, digest)."""
-    return RawItem(f"log#{entry.seq}", obj=entry.event, checked=entry.checked,
-                   scrubbed=entry.scrubbed, digest=entry.digest)
+    """An event log entry as an item, with what the log knows of it (how far it was checked, its
+    digest)."""
+    return RawItem(f"log#{entry.seq}", obj=entry.event, checked=entry.checked, digest=entry.digest)
 
 
 def whole_error(items: list[RawItem]) -> str | None:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ingest import codec
 from ingest.bounds import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES, problems
+from ingest.event_log import Checked
 from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
 from ingest.secrets import scrub, scrub_encoded
 from ingest.times import normal_form, parse_time
@@ -101,17 +102,19 @@ def validate(obj: Any) -> ValidEvent | list[str]:
     return ValidEvent(kind, scrubbed, event_time, str(time_raw), run_id, event_type, text=text)
 
 
-def logged(obj: Any, scrubbed: bool = False, digest: str | None = None) -> ValidEvent | list[str]:
+def logged(obj: Any, checked: Checked = Checked.VALIDATED,
+           digest: str | None = None) -> ValidEvent | list[str]:
     """An event read back from the event log, which holds only events the API validated.
 
     They are not validated again: only their envelope is read (kind, time, run). They are
-    scrubbed again unless ``scrubbed`` (the log marks the events the API scrubbed before it
-    logged them; with ``LINEAGE_LOG_RAW_EVENTS`` it holds them as received). Scrubbing is
+    scrubbed again unless ``checked`` says the API scrubbed them before it logged them (with
+    ``LINEAGE_LOG_RAW_EVENTS`` the log holds them as received). Scrubbing is
     idempotent, and for an event with nothing to scrub a tenth of the worker's preparation.
     ``digest``: the event's digest as the log
     knows it (kept only for a scrubbed event, whose ``raw`` is what the log holds). An entry
     the API did not write (a log edited by hand) whose envelope cannot be read is validated in
     full, so it is rejected with its reasons."""
+    scrubbed = checked >= Checked.SCRUBBED
     try:
         kind = _kind(obj)
         time_raw = obj["eventTime"]

@@ -29,7 +29,7 @@ from api.app import create_app
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.settings import Settings
-from ingest.log import LogError, SQLiteLog
+from ingest.log import Checked, LogError, SQLiteLog
 from ingest.worker import CONSUMER, Worker, retry_dead_letters
 from tests.conftest import server_settings, wipe
 from tests.helpers import dataset, edges, ndjson, new_run_id, nodes, rows, run_event
@@ -238,12 +238,11 @@ class _StuckLog(SQLiteLog):
         self.release = threading.Event()
         self.fail = fail
 
-    def append_encoded(self, bodies: Any, checked: bool = False,
-                       scrubbed: bool = False) -> list[int]:
+    def append_encoded(self, bodies: Any, checked: Checked = Checked.RECEIVED) -> list[int]:
         if self.fail:
             raise LogError("disk full")
         self.release.wait(10)
-        return super().append_encoded(bodies, checked, scrubbed)
+        return super().append_encoded(bodies, checked)
 
 
 def test_a_log_that_fails_or_does_not_confirm_in_time_is_503_never_201(
@@ -338,7 +337,7 @@ def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(grap
                                                                             log: SQLiteLog) -> None:
     # refused at the door today (ingest.bounds.MAX_NAME_BYTES): as a log an earlier version wrote
     huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
-    log.append([_events(1, "before")[0], huge, _events(1, "after")[0]], checked=True, scrubbed=True)
+    log.append([_events(1, "before")[0], huge, _events(1, "after")[0]], checked=Checked.SCRUBBED)
     result = Worker(graph, log).run_once()
     assert result is not None and result.loaded == 2 and result.dead == 1
     [letter] = log.dead_letters()

@@ -178,12 +178,13 @@ def test_event_neo4j_refuses_is_isolated_and_its_neighbours_load(graph: Graph) -
     # A name beyond what Neo4j's uniqueness index can hold. Validation refuses it at the door
     # (ingest.bounds.MAX_NAME_BYTES); read back as validated (a log an earlier version wrote), it
     # reaches Neo4j, which refuses it alone.
+    from ingest.event_log import Checked
     from ingest.pipeline import Ingester, IngestReport
     from ingest.read import RawItem
 
     huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
     events = [run_event("START", new_run_id(), f"ok{i}") for i in range(5)]
-    items = [RawItem(f"test[{i}]", obj=e, checked=True, scrubbed=True)
+    items = [RawItem(f"test[{i}]", obj=e, checked=Checked.SCRUBBED)
              for i, e in enumerate(events[:2] + [huge] + events[2:])]
     report = Ingester(graph, 10).ingest(items, IngestReport())
     assert report.loaded == 5

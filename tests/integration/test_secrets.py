@@ -17,7 +17,7 @@ from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
 from ingest.export import export_parquet
-from ingest.log import SQLiteLog
+from ingest.log import Checked, SQLiteLog
 from ingest.worker import Worker
 from tests.helpers import new_run_id, rows, run_event
 
@@ -92,7 +92,7 @@ def test_planted_secrets_are_in_no_store_and_no_answer(graph: Graph, tmp_path: P
         r = api.post("/api/v1/lineage", json=_events())
         assert r.status_code == 201 and r.json()["accepted"] == 3, r.text
         # logged as scrubbed: the worker does not scrub them a second time
-        assert [e.scrubbed for e in log.scan()] == [True] * 3
+        assert [e.checked >= Checked.SCRUBBED for e in log.scan()] == [True] * 3
         Worker(graph, log).run_once()
         assert _leaks(_graph_text(graph)) == []
         answers = [api.get("/api/v1/namespaces").text,
@@ -131,7 +131,7 @@ def test_raw_events_stay_in_the_log_only_when_the_user_opts_in(graph: Graph, tmp
     with TestClient(app, base_url="http://localhost", client=("127.0.0.1", 1)) as api:
         assert api.post("/api/v1/lineage", json=_events()).status_code == 201
     assert S["ns_password"] in json.dumps([e.event for e in log.scan()])  # kept as received
-    assert not any(e.scrubbed for e in log.scan())  # so the worker scrubs them
+    assert not any(e.checked >= Checked.SCRUBBED for e in log.scan())  # so the worker scrubs them
     Worker(graph, log).run_once()
     assert _leaks(_graph_text(graph)) == []  # the graph is scrubbed all the same
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ingest import codec
-from ingest.log import SQLiteLog, encode
+from ingest.log import Checked, SQLiteLog, encode
 from ingest.read import RawItem, iter_paths, read_file
 from ingest.validate import ValidEvent, event_digest, logged, validate
 
@@ -56,17 +56,17 @@ def test_a_scrubbed_log_entrys_digest_from_its_body_is_the_events_digest(
     valid = [v for v in map(validate, items) if isinstance(v, ValidEvent)]
     assert len(valid) > 400
     log = SQLiteLog(tmp_path / "events.db")
-    log.append([v.raw for v in valid], checked=True, scrubbed=True)
-    log.append([v.raw for v in valid[:50]], checked=True, scrubbed=False)
+    log.append([v.raw for v in valid], checked=Checked.SCRUBBED)
+    log.append([v.raw for v in valid[:50]], checked=Checked.VALIDATED)
     entries = log.read(0, 10 * len(valid))
     assert len(entries) == len(valid) + 50
     for entry, event in zip(entries, valid, strict=False):
         assert entry.digest == event.digest == event_digest(entry.event), entry.seq
-        again = logged(entry.event, entry.scrubbed, entry.digest)
+        again = logged(entry.event, entry.checked, entry.digest)
         assert isinstance(again, ValidEvent) and again.digest == event.digest
     for entry, event in zip(entries[len(valid):], valid, strict=False):
-        assert entry.digest is None and not entry.scrubbed and entry.checked
-        again = logged(entry.event, entry.scrubbed, entry.digest)
+        assert entry.digest is None and entry.checked == Checked.VALIDATED
+        again = logged(entry.event, entry.checked, entry.digest)
         assert isinstance(again, ValidEvent) and again.digest == event.digest
 
 
@@ -99,7 +99,7 @@ def test_a_validated_log_body_reads_the_same_with_orjson_as_with_the_standard_li
     valid = [v for v in map(validate, items) if isinstance(v, ValidEvent)]
     assert len(valid) > 400 and valid[-1].raw is items[-1]
     log = SQLiteLog(tmp_path / "events.db")
-    log.append([v.raw for v in valid], checked=True, scrubbed=True)
+    log.append([v.raw for v in valid], checked=Checked.SCRUBBED)
     entries = log.read(0, 10 * len(valid))
     assert len(entries) == len(valid)
     for entry, event in zip(entries, valid, strict=True):

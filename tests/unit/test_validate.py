@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from ingest.event_log import Checked
 from ingest.validate import ValidEvent, event_digest, logged, validate
 from tests.helpers import dataset, run_event
 
@@ -122,7 +123,7 @@ def test_only_events_the_api_checked_skip_validation_when_read_back(
     monkeypatch.setattr("ingest.validate._check_facets",
                         lambda *args: checked.append(str(args[1])))
     event = run_event("START", str(uuid.uuid4()))
-    list(validate_items([RawItem("log#1", obj=event, checked=True)], IngestReport()))
+    list(validate_items([RawItem("log#1", obj=event, checked=Checked.VALIDATED)], IngestReport()))
     assert checked == []
     list(validate_items([RawItem("log#2", obj=event)], IngestReport()))
     assert checked, "an unchecked event read back from the log was not validated"
@@ -141,10 +142,10 @@ def test_an_event_logged_as_scrubbed_is_not_scrubbed_again(monkeypatch: pytest.M
 
     monkeypatch.setattr("ingest.validate.scrub", scrub)
     event = run_event("START", str(uuid.uuid4()))
-    [valid] = validate_items([RawItem("log#1", obj=event, checked=True, scrubbed=True)],
+    [valid] = validate_items([RawItem("log#1", obj=event, checked=Checked.SCRUBBED)],
                              IngestReport())
     assert scrubbed == [] and valid.event.raw is event
-    list(validate_items([RawItem("log#2", obj=event, checked=True)], IngestReport()))
+    list(validate_items([RawItem("log#2", obj=event, checked=Checked.VALIDATED)], IngestReport()))
     assert scrubbed == [event]
 
 
