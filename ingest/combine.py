@@ -9,44 +9,14 @@ lack; ``props`` maps merge property by property, each keeping the value of its l
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
-from ingest.rows import Rows
+from ingest.rows import KIND, KINDS, Row, RowKind, Rows
 
-_KEYS: dict[str, tuple[str, ...]] = {
-    "jobs": ("namespace", "name"),
-    "datasets": ("namespace", "name"),
-    "parents": ("runId", "parentRunId"),
-    "columns": ("namespace", "dataset", "name", "written"),
-    "reads": ("runId", "namespace", "name"),
-    "writes": ("runId", "namespace", "name"),
-    "job_reads": ("jobNamespace", "jobName", "namespace", "name"),
-    "job_writes": ("jobNamespace", "jobName", "namespace", "name"),
-    "column_edges": ("outNamespace", "outDataset", "outColumn", "inNamespace", "inDataset",
-                     "inColumn", "jobNamespace", "jobName", "type", "subtype"),
-    "dataset_edges": ("outNamespace", "outDataset", "inNamespace", "inName", "jobNamespace",
-                      "jobName"),
-    "flows": ("outKind", "outNamespace", "outName", "inKind", "inNamespace", "inName",
-              "jobNamespace", "jobName"),
-    "produced": ("outNamespace", "outDataset", "outColumn", "byNamespace", "byName", "jobNamespace",
-                 "jobName", "type", "subtype"),
-    "declarations": ("kind", "namespace", "name"),
-    "symlinks": ("namespace", "name", "aliasNamespace", "aliasName", "type"),
-    "renames": ("namespace", "name", "oldNamespace", "oldName"),
-    "schemas": ("namespace", "dataset", "digest"),
-    "lineages": ("jobNamespace", "jobName", "digest"),
-}
-
-
-# Row kinds that carry maps or lists merged across rows (the others merge value by value).
-_SPECIAL = {"jobs": ("props", "digests"), "datasets": ("props", "digests"),
-            "dataset_edges": ("subtypes", "coarse", "explicit", "observed"),
-            "flows": ("subtypes", "observed"), "declarations": ("targets",),
-            "column_edges": ("observed", "explicit"), "produced": ("observed",)}
-# Flags that hold when any row says so (missing: the default), or only when all rows do.
-_ANY = {"explicit": False, "observed": True, "coarse": False}
-_ALL: dict[str, bool] = {}
+ANY = {"explicit": False, "observed": True, "coarse": False}
+"""Flags that hold when any row of a key says so (missing from a row: the default)."""
 _ORDER = itemgetter("evt")  # the event's stamp: its time, then its digest (transform.stamp)
 
 
@@ -58,24 +28,29 @@ DEFERRED = ("columns", "column_edges")
 def combine(rows: Rows) -> Rows:
     """One merged row per key for every kind of row in the batch but the DEFERRED ones."""
     out = Rows()
-    for kind in _KEYS:
-        setattr(out, kind, (list(getattr(rows, kind)) if kind in DEFERRED
-                            else combine_kind(kind, getattr(rows, kind))))
-    out.runs = [_merge_run(group) for group in _groups(rows.runs, ("runId",))]
+    for kind in KINDS:
+        found = getattr(rows, kind.name)
+        if kind.name in DEFERRED:
+            merged = list(found)
+        elif kind.name == "runs":
+            merged = [_merge_run(group, kind) for group in _groups(found, kind.key)]
+        else:
+            merged = combine_kind(kind.name, found)
+        setattr(out, kind.name, merged)
     return out
 
 
-def combine_kind(kind: str, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def combine_kind(name: str, rows: Iterable[Row]) -> list[Row]:
     """One merged row per key of rows of one kind."""
-    special = _SPECIAL.get(kind, ())
-    return [_merge(group, special) for group in _groups(rows, _KEYS[kind])]
+    kind = KIND[name]
+    return [_merge(group, kind) for group in _groups(rows, kind.key)]
 
 
-def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> Iterable[list[dict[str, Any]]]:
+def _groups(rows: Iterable[Row], key: tuple[str, ...]) -> Iterable[list[Row]]:
     """The rows of each key, oldest first (events of the same time in the order of their
     digests, so the order of arrival never decides)."""
     key_of = itemgetter(*key)
-    grouped: dict[Any, list[dict[str, Any]]] = {}
+    grouped: dict[Any, list[Row]] = {}
     for row in rows:
         k = key_of(row)
         group = grouped.get(k)
@@ -89,70 +64,35 @@ def _groups(rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> Iterable[li
     return grouped.values()
 
 
-def _merge(group: list[dict[str, Any]], special: tuple[str, ...] = ("props", "digests")
-           ) -> dict[str, Any]:
-    """Newer non-null values win; ``special`` fields merge as maps (props), lists (digests) or sets
-    (subtypes)."""
-    if len(group) == 1:
-        return _merge_one(group[0], special)
-    return _merge_many(group, special)
-
-
-def _merge_many(group: list[dict[str, Any]], special: tuple[str, ...]) -> dict[str, Any]:
-    """``_merge`` of any group; tests/unit/test_transform.py holds ``_merge_one`` equal to it."""
-    merged: dict[str, Any] = {}
+def _merge(group: list[Row], kind: RowKind) -> Row:
+    """Newer non-null values win; the kind's ``merged`` fields merge as maps (props), lists
+    (digests), flags (ANY) or sorted sets."""
+    merged: Row = {}
     for row in group:
         # most rows hold no None: one update in C instead of a comprehension per row
         merged.update(row if None not in row.values() else
                       {k: v for k, v in row.items() if v is not None})
-    for name in special:
-        if name in _ANY:
-            merged[name] = any(row.get(name, _ANY[name]) for row in group)
-            continue
-        if name in _ALL:
-            merged[name] = all(row.get(name, _ALL[name]) for row in group)
-            continue
-        if name not in group[0]:
-            merged.pop(name, None)
-            continue
-        if name == "props":
-            _merge_props(group, merged)
-        elif name == "digests":
-            digests: list[str] = []
-            for row in group:
-                digests.extend(d for d in row.get("digests") or [] if d not in digests)
-            merged["digests"] = digests
-        else:
-            merged[name] = sorted({s for row in group for s in row.get(name) or []})
-    if "firstSeen" in merged:  # rows merged once: ingest.members' rows of whole versions
-        merged["firstSeen"] = min(row.get("firstSeen", row["time"]) for row in group)
-        merged["lastSeen"] = max(row.get("lastSeen", row["time"]) for row in group)
-    else:
-        merged["firstSeen"] = group[0]["time"]
-        merged["lastSeen"] = group[-1]["time"]
-    return merged
-
-
-def _merge_one(row: dict[str, Any], special: tuple[str, ...]) -> dict[str, Any]:
-    """``_merge`` of a group of one row, the same result by a shorter way (most groups of a batch
-    have one row: combining was a fifth of the worker's preparation)."""
-    merged = dict(row) if None not in row.values() else {k: v for k, v in row.items() if v is not None}
-    for name in special:
-        if name in _ANY:
-            merged[name] = bool(row.get(name, _ANY[name]))
-        elif name in _ALL:
-            merged[name] = bool(row.get(name, _ALL[name]))
-        elif name not in row:
+    first = group[0]
+    for name in kind.merged:
+        if name in ANY:
+            merged[name] = any(row.get(name, ANY[name]) for row in group)
+        elif name not in first:
             merged.pop(name, None)
         elif name == "props":
-            merged["props"] = dict(row.get("props") or {})
-            merged["stamp"] = row["evt"]
+            _merge_props(group, merged)
         elif name == "digests":
-            merged["digests"] = list(dict.fromkeys(row.get("digests") or []))
+            merged["digests"] = list(dict.fromkeys(d for row in group for d in row.get("digests") or []))
         else:
-            merged[name] = sorted(set(row.get(name) or []))
-    merged["firstSeen"] = row.get("firstSeen", row["time"])
-    merged["lastSeen"] = row.get("lastSeen", row["time"])
+            merged[name] = sorted({s for row in group for s in row.get(name) or []})
+    if "firstSeen" in merged:  # rows merged before: ingest.members' rows of whole versions
+        firsts: list[datetime] = [row["firstSeen"] if "firstSeen" in row else row["time"]
+                                  for row in group]
+        lasts: list[datetime] = [row["lastSeen"] if "lastSeen" in row else row["time"]
+                                 for row in group]
+        merged["firstSeen"], merged["lastSeen"] = min(firsts), max(lasts)
+    else:  # the group is in time order
+        merged["firstSeen"] = first["time"]
+        merged["lastSeen"] = group[-1]["time"]
     return merged
 
 
@@ -161,6 +101,10 @@ def _merge_props(group: list[dict[str, Any]], merged: dict[str, Any]) -> None:
 
     ``stamp`` is the newest of the rows; ``stamps`` names only the properties whose value came
     from an older row (usually none), to keep the rows small."""
+    if len(group) == 1:  # most keys of a batch: every property from the one row
+        merged["props"] = dict(group[0].get("props") or {})
+        merged["stamp"] = group[0]["evt"]
+        return
     props: dict[str, Any] = {}
     stamps: dict[str, str] = {}
     for row in group:
@@ -176,8 +120,8 @@ def _merge_props(group: list[dict[str, Any]], merged: dict[str, Any]) -> None:
         merged["stamps"] = older
 
 
-def _merge_run(group: list[dict[str, Any]]) -> dict[str, Any]:
-    merged = _merge(group)
+def _merge_run(group: list[Row], kind: RowKind) -> Row:
+    merged = _merge(group, kind)
     # the same winner in any order: precedence, then the event's stamp (time, then digest), as
     # ingest/runs decides between batches
     winner = max(group, key=lambda r: (r["rank"], r["evt"]))

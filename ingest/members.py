@@ -92,10 +92,11 @@ def edge_rows(lineage: dict[str, Any]) -> list[dict[str, Any]]:
     of one event's lineage row (not merged), as that event's rows."""
     common = {"jobNamespace": lineage["jobNamespace"], "jobName": lineage["jobName"],
               "runId": lineage.get("runId"), **_seen(lineage)}
-    return [{**common, "outNamespace": c[0], "outDataset": c[1], "outColumn": c[2],
-             "inNamespace": c[3], "inDataset": c[4], "inColumn": c[5], "type": c[6],
-             "subtype": c[7], "masking": c[8], "description": c[9]}
-            for c in lineage["compact"]]
+    return [{**common, "outNamespace": out_ns, "outDataset": out_ds, "outColumn": out_col,
+             "inNamespace": in_ns, "inDataset": in_ds, "inColumn": in_col, "type": kind,
+             "subtype": subtype, "masking": masking, "description": description}
+            for (out_ns, out_ds, out_col, in_ns, in_ds, in_col, kind, subtype, masking,
+                 description) in lineage["compact"]]
 
 
 def column_rows(schema: dict[str, Any]) -> list[dict[str, Any]]:

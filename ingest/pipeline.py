@@ -18,7 +18,7 @@ from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
 from ingest.event_log import WORKER, Checked, EventLog
 from ingest.log import encode
-from ingest.plan import Plan, load
+from ingest.plan import Plan, SeenCurrent, load
 from ingest.read import RawItem
 from ingest.rows import Rows
 from ingest.transform import transform
@@ -127,11 +127,12 @@ class Ingester:
     would."""
 
     def __init__(self, graph: Graph, batch_size: int = 500, facet_max_bytes: int = 16_384,
-                 journal: EventLog | None = None) -> None:
+                 journal: EventLog | None = None, seen: SeenCurrent | None = None) -> None:
         self.graph = graph
         self.batch_size = batch_size
         self.facet_max_bytes = facet_max_bytes
         self.journal = journal
+        self.seen = seen or SeenCurrent()  # versions seen current (ingest.plan)
         self._seen: set[str] = set()
 
     def ingest(self, items: Iterable[RawItem], report: IngestReport,
@@ -185,13 +186,13 @@ class Ingester:
                 continue
             kept.append(located)
         try:
-            return Prepared(kept, Plan(combine(rows)))
+            return Prepared(kept, Plan(combine(rows), self.seen))
         except Exception:
             log.exception("combining a batch of %d events failed; combining each alone", len(kept))
         alone = []
         for located in kept:
             try:
-                Plan(combine(transform(located.event, self.facet_max_bytes)))
+                Plan(combine(transform(located.event, self.facet_max_bytes)), self.seen)
             except Exception as e:
                 self._reject(report, located, "could not be combined", e)
                 continue
@@ -199,7 +200,7 @@ class Ingester:
         rows = Rows()
         for located in alone:
             rows.extend(transform(located.event, self.facet_max_bytes))
-        return Prepared(alone, Plan(combine(rows)))
+        return Prepared(alone, Plan(combine(rows), self.seen))
 
     @staticmethod
     def _reject(report: IngestReport | None, located: Located, what: str, e: Exception) -> None:

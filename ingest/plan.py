@@ -10,40 +10,34 @@ from typing import Any
 from graph.db import Graph, Step
 from graph.errors import QueryError
 from ingest.members import Members, column_rows, edge_rows, wire
-from ingest.rows import Rows
+from ingest.rows import KINDS, Rows
 from ingest.transform import edge_key
 
-# The first round: nodes and the edges of runs and jobs, then (Plan) the versions of written schemas
-# and column lineage; the second round: columns and column edges of the versions not touched.
-_FIRST = (
-    ("datasets", "ingest/datasets"),
-    ("jobs", "ingest/jobs"),
-    ("runs", "ingest/runs"),
-    ("parents", "ingest/parents"),
-    ("reads", "ingest/reads"),
-    ("writes", "ingest/writes"),
-    ("job_reads", "ingest/job_reads"),
-    ("job_writes", "ingest/job_writes"),
-)
-# Columns before the column edges that MATCH them; fine dataset edges before the coarse refresh.
-_THEN = (
-    ("columns", "ingest/columns"),
-    ("column_keys", "ingest/column_keys"),
-    ("column_edges", "ingest/column_edges"),
-    ("dataset_edges", "ingest/dataset_edges"),
-    ("flows", "ingest/flows"),
-    ("produced", "ingest/produced"),
-    ("declarations", "ingest/declarations"),
-    ("symlinks", "ingest/symlinks"),
-    ("renames", "ingest/renames"),
-)
 _SCHEMA_KEY = itemgetter("namespace", "dataset")
 _LINEAGE_KEY = itemgetter("jobNamespace", "jobName")
-# The version each dataset's schema and job's lineage had when this process last wrote or touched
-# it: only a guess of what Neo4j will touch (see Plan), cleared when it grows past _CURRENT_MAX.
-_CURRENT: dict[tuple[str, Any], str] = {}
-_CURRENT_MAX = 500_000
 _COUNTS_DUPLICATES = ("ingest/datasets", "ingest/jobs", "ingest/runs")
+
+
+class SeenCurrent:
+    """The version each dataset's schema and job's column lineage had when this ingester last
+    wrote or touched it: only a guess of what Neo4j will touch (see Plan), forgotten whole once
+    it holds ``most`` versions. One per ingester; the worker keeps one across its batches."""
+
+    def __init__(self, most: int = 500_000) -> None:
+        self.most = most
+        self._digests: dict[tuple[str, Any], str] = {}
+
+    def get(self, query: str, key: Any) -> str | None:
+        return self._digests.get((query, key))
+
+    def saw(self, query: str, key: Any, digest: str | None) -> None:
+        """After a write: ``digest`` is current for ``key`` now (None: not known)."""
+        if digest is None:
+            self._digests.pop((query, key), None)
+        else:
+            self._digests[(query, key)] = digest
+        if len(self._digests) > self.most:
+            self._digests.clear()
 
 
 class Plan:
@@ -59,24 +53,27 @@ class Plan:
     edge's times are read then.
     """
 
-    def __init__(self, rows: Rows) -> None:
-        """``rows`` as ``combine`` left them (columns and column edges not yet combined).
+    def __init__(self, rows: Rows, seen: SeenCurrent) -> None:
+        """``rows`` as ``combine`` left them (columns and column edges not yet combined);
+        ``seen``: the versions the ingester saw current, which ``then`` keeps up to date.
 
         Built where the batch is prepared (the worker does that while the previous batch is
         written): the columns and edges of versions that are probably not current (not seen
         current by this process) are combined here, the others only if Neo4j does not touch them.
         """
         self.rows = rows
+        self.seen = seen
         self.schemas = _newest_by_key(rows.schemas, _SCHEMA_KEY)
         self.lineages = _newest_by_key(rows.lineages, _LINEAGE_KEY)
-        self.first: list[Step] = [(name, {"rows": params}) for kind, name in _FIRST
-                                  if (params := [wire(r) for r in getattr(rows, kind)])]
+        self.first: list[Step] = [(kind.query, {"rows": params}) for kind in KINDS
+                                  if kind.first and kind.query
+                                  and (params := [wire(r) for r in getattr(rows, kind.name)])]
         self.versions = [(name, versions) for name, versions in (
             ("ingest/schemas", self.schemas), ("ingest/lineages", self.lineages)) if versions]
         self.first += [(name, {"rows": [_version(v) for v in versions.values()]})
                        for name, versions in self.versions]
         likely = {name: {k for k, v in versions.items()
-                         if not v["force"] and _CURRENT.get((name, k)) == v["digest"]}
+                         if not v["force"] and seen.get(name, k) == v["digest"]}
                   for name, versions in self.versions}
         self.columns = Members("columns", rows.columns, _SCHEMA_KEY, self.schemas,
                                likely.get("ingest/schemas", set()), lambda r: not r["written"],
@@ -97,12 +94,8 @@ class Plan:
             missed[name] = {tuple(k) for k in result[0]["missed"]}
             current[name] = {tuple(k) for k in result[0]["current"]}
             for k, v in versions.items():
-                if k not in missed[name] or k in current[name]:
-                    _CURRENT[(name, k)] = v["digest"]
-                else:
-                    _CURRENT.pop((name, k), None)
-        if len(_CURRENT) > _CURRENT_MAX:
-            _CURRENT.clear()
+                now = k not in missed[name] or k in current[name]
+                self.seen.saw(name, k, v["digest"] if now else None)
         # a written member of a version that is current now carries its digest (the stamp); the
         # rows are this plan's own: set again if the transaction is retried
         columns = self.columns.written(missed["ingest/schemas"])
@@ -111,17 +104,20 @@ class Plan:
         edges = self.edges.written(missed["ingest/lineages"])
         _stamp(edges, self.lineages, current["ingest/lineages"], _LINEAGE_KEY, "edges", edge_key)
         plan: list[Step] = []
-        for kind, name in _THEN:
-            if kind == "columns":
+        for kind in KINDS:
+            if kind.first or kind.query is None:
+                continue
+            if kind.name == "columns":
                 params = columns
-            elif kind == "column_keys":
-                params = _edge_columns(self.rows, edges)
-            elif kind == "column_edges":
+            elif kind.name == "column_edges":
+                # first the columns the edges name that no schema of the batch wrote
+                if keys := _edge_columns(self.rows, edges):
+                    plan.append(("ingest/column_keys", {"rows": keys}))
                 params = edges
             else:
-                params = [wire(r) for r in getattr(self.rows, kind)]
+                params = [wire(r) for r in getattr(self.rows, kind.name)]
             if params:
-                plan.append((name, {"rows": params}))
+                plan.append((kind.query, {"rows": params}))
         return plan + _refreshes(self.rows, plan)
 
 

@@ -1,44 +1,103 @@
-"""The rows of a batch, by the loader's write they go to (filled by ingest.transform)."""
+"""The rows of a batch, by kind: each kind declared once (what makes two rows one, what merges
+across rows, the Cypher file that writes them), filled by ingest.transform, merged by
+ingest.combine, written by ingest.plan."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
+
+Row = dict[str, Any]
+"""A row as the queries take it (``UNWIND $rows``): plain values, times as datetimes until
+ingest.members.wire makes them ISO text."""
 
 
 @dataclass
 class Rows:
-    """Rows for each write of the loader; lists of plain dicts ready for ``UNWIND``."""
+    """A batch's rows, one list per kind of :data:`KINDS`."""
 
-    jobs: list[dict[str, Any]] = field(default_factory=list)
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    parents: list[dict[str, Any]] = field(default_factory=list)
-    datasets: list[dict[str, Any]] = field(default_factory=list)
-    columns: list[dict[str, Any]] = field(default_factory=list)
-    reads: list[dict[str, Any]] = field(default_factory=list)
-    writes: list[dict[str, Any]] = field(default_factory=list)
-    job_reads: list[dict[str, Any]] = field(default_factory=list)
-    job_writes: list[dict[str, Any]] = field(default_factory=list)
-    column_edges: list[dict[str, Any]] = field(default_factory=list)
-    dataset_edges: list[dict[str, Any]] = field(default_factory=list)
-    symlinks: list[dict[str, Any]] = field(default_factory=list)
-    renames: list[dict[str, Any]] = field(default_factory=list)
-    schemas: list[dict[str, Any]] = field(default_factory=list)
+    datasets: list[Row] = field(default_factory=list)
+    jobs: list[Row] = field(default_factory=list)
+    runs: list[Row] = field(default_factory=list)
+    parents: list[Row] = field(default_factory=list)
+    reads: list[Row] = field(default_factory=list)
+    writes: list[Row] = field(default_factory=list)
+    job_reads: list[Row] = field(default_factory=list)
+    job_writes: list[Row] = field(default_factory=list)
+    columns: list[Row] = field(default_factory=list)
+    column_edges: list[Row] = field(default_factory=list)
+    dataset_edges: list[Row] = field(default_factory=list)
+    flows: list[Row] = field(default_factory=list)
+    """Explicit lineage with a job at one end or both (ingest.explicit_lineage)."""
+    produced: list[Row] = field(default_factory=list)
+    """Fields a job makes with no tracked source (ingest.explicit_lineage)."""
+    declarations: list[Row] = field(default_factory=list)
+    """An event's lineage facet: its job or dataset, and what it declared (ingest.explicit_lineage)."""
+    symlinks: list[Row] = field(default_factory=list)
+    renames: list[Row] = field(default_factory=list)
+    schemas: list[Row] = field(default_factory=list)
     """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.plan."""
-    lineages: list[dict[str, Any]] = field(default_factory=list)
+    lineages: list[Row] = field(default_factory=list)
     """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
     edges (keys)}; see ingest.plan."""
-    flows: list[dict[str, Any]] = field(default_factory=list)
-    """Explicit lineage with a job at one end or both (ingest.explicit_lineage)."""
-    produced: list[dict[str, Any]] = field(default_factory=list)
-    """Fields a job makes with no tracked source (ingest.explicit_lineage)."""
-    declarations: list[dict[str, Any]] = field(default_factory=list)
-    """An event's lineage facet: its job or dataset, and what it declared (ingest.explicit_lineage)."""
 
     def extend(self, other: Rows) -> None:
-        for name in KINDS:
-            getattr(self, name).extend(getattr(other, name))
+        for kind in KINDS:
+            getattr(self, kind.name).extend(getattr(other, kind.name))
 
 
-KINDS: tuple[str, ...] = tuple(f.name for f in fields(Rows))
-"""The names of the row lists, once (``dataclasses.fields`` is slow for a per-event call)."""
+@dataclass(frozen=True)
+class RowKind:
+    """One kind of row."""
+
+    name: str
+    """The list of :class:`Rows` that holds them."""
+    key: tuple[str, ...]
+    """The fields that make rows one node or edge: ingest.combine merges rows of one key."""
+    merged: tuple[str, ...] = ()
+    """Fields merged across rows (``props`` by stamp, ``digests`` as a list, flags by
+    ingest.combine.ANY, the others as sorted sets); every other field takes the newest value."""
+    query: str | None = None
+    """The Cypher file that writes them; None for the versions (written through ingest.plan)."""
+    first: bool = False
+    """Written in the plan's first round (nodes, and the edges of runs and jobs); the others in
+    the second, after the versions are touched."""
+
+
+KINDS: tuple[RowKind, ...] = (
+    # the first round, in this order
+    RowKind("datasets", ("namespace", "name"), ("props", "digests"), "ingest/datasets", True),
+    RowKind("jobs", ("namespace", "name"), ("props", "digests"), "ingest/jobs", True),
+    RowKind("runs", ("runId",), ("props", "digests"), "ingest/runs", True),
+    RowKind("parents", ("runId", "parentRunId"), (), "ingest/parents", True),
+    RowKind("reads", ("runId", "namespace", "name"), (), "ingest/reads", True),
+    RowKind("writes", ("runId", "namespace", "name"), (), "ingest/writes", True),
+    RowKind("job_reads", ("jobNamespace", "jobName", "namespace", "name"), (),
+            "ingest/job_reads", True),
+    RowKind("job_writes", ("jobNamespace", "jobName", "namespace", "name"), (),
+            "ingest/job_writes", True),
+    # the second round, in this order: columns before the column edges that MATCH them, fine
+    # dataset edges before the coarse refresh
+    RowKind("columns", ("namespace", "dataset", "name", "written"), (), "ingest/columns"),
+    RowKind("column_edges", ("outNamespace", "outDataset", "outColumn", "inNamespace",
+                             "inDataset", "inColumn", "jobNamespace", "jobName", "type",
+                             "subtype"), ("observed", "explicit"), "ingest/column_edges"),
+    RowKind("dataset_edges", ("outNamespace", "outDataset", "inNamespace", "inName",
+                              "jobNamespace", "jobName"),
+            ("subtypes", "coarse", "explicit", "observed"), "ingest/dataset_edges"),
+    RowKind("flows", ("outKind", "outNamespace", "outName", "inKind", "inNamespace", "inName",
+                      "jobNamespace", "jobName"), ("subtypes", "observed"), "ingest/flows"),
+    RowKind("produced", ("outNamespace", "outDataset", "outColumn", "byNamespace", "byName",
+                         "jobNamespace", "jobName", "type", "subtype"), ("observed",),
+            "ingest/produced"),
+    RowKind("declarations", ("kind", "namespace", "name"), ("targets",), "ingest/declarations"),
+    RowKind("symlinks", ("namespace", "name", "aliasNamespace", "aliasName", "type"), (),
+            "ingest/symlinks"),
+    RowKind("renames", ("namespace", "name", "oldNamespace", "oldName"), (), "ingest/renames"),
+    # versions: written whole by ingest/schemas and ingest/lineages (ingest.plan)
+    RowKind("schemas", ("namespace", "dataset", "digest")),
+    RowKind("lineages", ("jobNamespace", "jobName", "digest")),
+)
+"""Every kind of row, in the order the plan writes them."""
+
+KIND: dict[str, RowKind] = {kind.name: kind for kind in KINDS}

@@ -84,7 +84,7 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
     # every row is stamped with its event: combine orders rows by it, and the loader keeps, per
     # property, the value of the latest stamp (docs/graph-model.md, "The latest value")
     for kind in KINDS:
-        for row in getattr(rows, kind):
+        for row in getattr(rows, kind.name):
             row["evt"] = event_stamp
     return rows
 

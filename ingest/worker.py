@@ -38,6 +38,7 @@ from ingest import commands
 from ingest.event_log import WORKER
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
+from ingest.plan import SeenCurrent
 from ingest.read import RawItem, from_log
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class Worker:
         self.limit = batch  # the bounds in force: smaller after a batch refused for its size
         self.limit_bytes = batch_bytes
         self._one_by_one_until = 0  # after an unexpected failure: single events up to this seq
+        self.seen = SeenCurrent()  # versions seen current, across batches (ingest.plan)
 
     def lag(self) -> int:
         return self.log.last_seq() - self.log.position(self.consumer)
@@ -114,7 +116,7 @@ class Worker:
         started = time.perf_counter()
         report = IngestReport()
         # one Neo4j transaction per micro-batch
-        ingester = Ingester(self.graph, self.batch, self.facet_max_bytes)
+        ingester = Ingester(self.graph, self.batch, self.facet_max_bytes, seen=self.seen)
         items = [from_log(e) for e in entries if e.kind == "event"]
         prepared = list(ingester.prepare(items, report))
         return _Pending(entries, report, ingester, prepared, time.perf_counter() - started)

@@ -1,10 +1,8 @@
 import uuid
-from pathlib import Path
 from typing import Any
 
 from ingest.combine import combine
 from ingest.members import column_rows, edge_rows
-from ingest.read import iter_paths, read_file
 from ingest.rows import Rows
 from ingest.transform import transform
 from ingest.validate import ValidEvent, validate
@@ -109,23 +107,18 @@ def test_a_written_schema_and_a_jobs_lineage_are_digested_whole() -> None:
     assert _rows(start).lineages == []
 
 
-def test_a_group_of_one_row_merges_as_any_group_does_for_every_corpus_event(corpus: Path) -> None:
-    """combine's short way for a group of one row gives what the general merge gives, on the
-    corpus's valid events (most of its files are templates) and generated ones."""
-    from bench.generate import events, tables
-    from ingest.combine import _KEYS, _SPECIAL, _merge_many, _merge_one
+def test_each_row_kind_is_declared_once_with_the_query_that_writes_it() -> None:
+    from dataclasses import fields
 
-    items = [i.obj for p in iter_paths([corpus]) for i in read_file(p) if i.error is None]
-    items += events(tables(100, seed=3), seed=3, days=2, starts=True)
-    valid = [v for v in map(validate, items) if isinstance(v, ValidEvent)]
-    assert len(valid) > 400
-    merged = 0
-    for event in valid:
-        rows = transform(event)
-        for kind in (*_KEYS, "runs"):
-            # runs merge with _merge's default (ingest.combine._merge_run), the rest as combine_kind
-            special = ("props", "digests") if kind == "runs" else _SPECIAL.get(kind, ())
-            for row in getattr(rows, kind):
-                assert _merge_one(row, special) == _merge_many([row], special), (kind, row)
-                merged += 1
-    assert merged > 5000
+    from graph.queries import query
+    from ingest.rows import KINDS
+
+    assert [kind.name for kind in KINDS] == [f.name for f in fields(Rows)]
+    for kind in KINDS:
+        assert set(kind.merged) <= {"props", "digests", "subtypes", "targets", "observed",
+                                    "explicit", "coarse"}, kind
+        if kind.query is not None:
+            assert query(kind.query).text, kind  # the file exists and loads
+    # the first round writes nodes and the edges of runs and jobs, before any column
+    assert [k.name for k in KINDS if k.first] == ["datasets", "jobs", "runs", "parents", "reads",
+                                                   "writes", "job_reads", "job_writes"]
