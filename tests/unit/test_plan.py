@@ -1,0 +1,89 @@
+"""The plan of a batch's writes (ingest.plan), without Neo4j: the first round's queries in the
+kinds' order, then the versions; the second round writes a version's columns and edges only when
+Neo4j did not touch it as current; the versions seen current are remembered by the ingester's
+SeenCurrent, not by the module."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ingest.combine import combine
+from ingest.members import wire
+from ingest.plan import Plan, SeenCurrent
+from ingest.transform import transform
+from ingest.validate import ValidEvent, validate
+from tests.helpers import dataset, run_event
+
+
+def _rows() -> Any:
+    event = run_event("COMPLETE", str(uuid.uuid4()), "clean", outputs=[dataset(
+        "out", columns=["a", "b"], lineage={"a": [("in", "x", "DIRECT", "IDENTITY")]})])
+    valid = validate(event)
+    assert isinstance(valid, ValidEvent)
+    return combine(transform(valid))
+
+
+def _results(plan: Plan, touched: bool) -> list[list[dict[str, Any]]]:
+    """What Neo4j answers to the first round: for each version query, the keys it did not
+    touch (missed) and those current now."""
+    out: list[list[dict[str, Any]]] = [[{}] for _ in plan.first[:-len(plan.versions)]]
+    for _, versions in plan.versions:
+        keys = [list(k) for k in versions]
+        out.append([{"missed": [] if touched else keys, "current": keys}])
+    return out
+
+
+def _names(steps: list[Any]) -> list[str]:
+    return [name for name, _ in steps]
+
+
+def test_the_first_round_writes_nodes_and_edges_then_the_versions() -> None:
+    plan = Plan(_rows(), SeenCurrent())
+    # no parents in this event: a kind without rows has no query
+    assert _names(plan.first) == ["ingest/datasets", "ingest/jobs", "ingest/runs", "ingest/reads",
+                                  "ingest/writes", "ingest/job_reads", "ingest/job_writes",
+                                  "ingest/schemas", "ingest/lineages"]
+
+
+def test_a_new_version_is_written_member_by_member_and_then_seen_current() -> None:
+    seen = SeenCurrent()
+    plan = Plan(_rows(), seen)
+    then = plan.then(_results(plan, touched=False))
+    written = dict(then)
+    assert {r["name"] for r in written["ingest/columns"]["rows"]} == {"a", "b"}
+    assert [(r["outColumn"], r["inColumn"]) for r in written["ingest/column_edges"]["rows"]] == [
+        ("a", "x")]
+    # each member of a version current now carries the version's digest
+    assert all(r["stamp"] is not None for r in written["ingest/columns"]["rows"])
+    assert seen.get("ingest/schemas", ("ns", "out")) == plan.schemas[("ns", "out")]["digest"]
+    assert seen.get("ingest/lineages", ("ns", "clean")) == plan.lineages[("ns", "clean")]["digest"]
+
+
+def test_a_version_neo4j_touched_as_current_writes_no_member() -> None:
+    seen = SeenCurrent()
+    first = Plan(_rows(), seen)
+    first.then(_results(first, touched=False))
+    again = Plan(_rows(), seen)  # the same schema and lineage reported again
+    then = dict(again.then(_results(again, touched=True)))
+    assert "ingest/columns" not in then and "ingest/column_edges" not in then
+
+
+def test_seen_current_forgets_everything_past_its_size() -> None:
+    seen = SeenCurrent(most=2)
+    seen.saw("q", 1, "d1")
+    seen.saw("q", 2, "d2")
+    assert seen.get("q", 1) == "d1"
+    seen.saw("q", 3, "d3")  # past its size: forgotten whole (it is only a guess)
+    assert seen.get("q", 1) is None and seen.get("q", 3) is None
+    seen.saw("q", 4, "d4")
+    seen.saw("q", 4, None)  # not known any more
+    assert seen.get("q", 4) is None
+
+
+def test_wire_rows_carry_iso_times_and_no_combine_fields() -> None:
+    row = next(iter(_rows().jobs))
+    out = wire(row)
+    assert "time" not in out and "evt" not in out
+    assert isinstance(out["firstSeen"], str) and out["firstSeen"].startswith("2024-05-01T02:00:00")
+    assert row["firstSeen"] != out["firstSeen"]  # the row itself is left as it was
