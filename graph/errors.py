@@ -16,7 +16,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── QueryLibraryError        a .cypher file is malformed (carries file and line)
     ├── EventError               an OpenLineage event is rejected (carries where and why)
     ├── NotFound                 a dataset, column, job or run asked about does not exist
-    ├── NotJson                  (ingest.bounds) a payload is not JSON, or holds NaN / Infinity
+    ├── NotJson                  (ingest.limits) a payload is not JSON, or holds NaN / Infinity
     ├── LogError                 (ingest.event_log) the event log cannot be read or written
     ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
     ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events

@@ -27,6 +27,6 @@ def canonical(value: Any) -> bytes:
 
 def read_checked(body: str) -> Any:
     """An event log body that the API validated and wrote as canonical JSON: such an event is
-    within :mod:`ingest.bounds` (nesting at most 64 deep, integers within 64 bits, finite
+    within :mod:`ingest.limits` (nesting at most 64 deep, integers within 64 bits, finite
     numbers, valid text), where orjson reads exactly what :mod:`json` reads, faster."""
     return orjson.loads(body)

@@ -14,7 +14,7 @@ INDIRECT_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "
 
 
 # A column edge as transform keeps it for a job's lineage version: ingest.transform.edge_key's
-# eight parts, then masking and description (ingest.plan makes rows of those it writes).
+# eight parts, then masking and description (ingest.load makes rows of those it writes).
 Compact = tuple[str, str, str, str, str, str, str, str, bool, "str | None"]
 
 
@@ -26,7 +26,7 @@ def column_lineage(ds: dict[str, Any], job_ref: tuple[str, str], run_id: str | N
     and for each dataset-wide input field (``columnLineage.dataset``: a filter, join or group-by
     column that affects the whole output) one to every output field; one dataset edge per input
     dataset named. With ``compact`` the column edges go there as tuples, not rows: most of a
-    batch's belong to versions Neo4j only touches (ingest.plan), whose rows are never made."""
+    batch's belong to versions Neo4j only touches (ingest.load), whose rows are never made."""
     lineage = live(ds.get("facets"), "columnLineage")
     if lineage is None:
         return

@@ -20,7 +20,7 @@ ANY = {"explicit": False, "observed": True, "coarse": False}
 _ORDER = itemgetter("evt")  # the event's stamp: its time, then its digest (transform.stamp)
 
 
-# Left as they are by combine: the loader combines only those it writes (ingest.plan.Plan), and most
+# Left as they are by combine: the loader combines only those it writes (ingest.load.Plan), and most
 # columns and column edges of a batch belong to schemas and lineages that are already current.
 DEFERRED = ("columns", "column_edges")
 
@@ -84,7 +84,7 @@ def _merge(group: list[Row], kind: RowKind) -> Row:
             merged["digests"] = list(dict.fromkeys(d for row in group for d in row.get("digests") or []))
         else:
             merged[name] = sorted({s for row in group for s in row.get(name) or []})
-    if "firstSeen" in merged:  # rows merged before: ingest.members' rows of whole versions
+    if "firstSeen" in merged:  # rows merged before: ingest.version_members' rows of whole versions
         firsts: list[datetime] = [row["firstSeen"] if "firstSeen" in row else row["time"]
                                   for row in group]
         lasts: list[datetime] = [row["lastSeen"] if "lastSeen" in row else row["time"]

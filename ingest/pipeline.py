@@ -17,8 +17,8 @@ from graph.db import Graph
 from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
 from ingest.event_log import WORKER, Checked, EventLog
+from ingest.load import Plan, SeenCurrent, load
 from ingest.log import encode
-from ingest.plan import Plan, SeenCurrent, load
 from ingest.read import RawItem
 from ingest.rows import Rows
 from ingest.transform import transform
@@ -132,7 +132,7 @@ class Ingester:
         self.batch_size = batch_size
         self.facet_max_bytes = facet_max_bytes
         self.journal = journal
-        self.seen = seen or SeenCurrent()  # versions seen current (ingest.plan)
+        self.seen = seen or SeenCurrent()  # versions seen current (ingest.load)
         self._seen: set[str] = set()
 
     def ingest(self, items: Iterable[RawItem], report: IngestReport,

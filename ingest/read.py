@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ingest.bounds import NotJson, loads
 from ingest.event_log import Checked, Entry
+from ingest.limits import NotJson, loads
 
 Kind = Literal["auto", "json", "ndjson"]
 

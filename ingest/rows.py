@@ -1,6 +1,6 @@
 """The rows of a batch, by kind: each kind declared once (what makes two rows one, what merges
 across rows, the Cypher file that writes them), filled by ingest.transform, merged by
-ingest.combine, written by ingest.plan."""
+ingest.combine, written by ingest.load."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 Row = dict[str, Any]
 """A row as the queries take it (``UNWIND $rows``): plain values, times as datetimes until
-ingest.members.wire makes them ISO text."""
+ingest.version_members.wire makes them ISO text."""
 
 
 @dataclass
@@ -36,10 +36,10 @@ class Rows:
     symlinks: list[Row] = field(default_factory=list)
     renames: list[Row] = field(default_factory=list)
     schemas: list[Row] = field(default_factory=list)
-    """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.plan."""
+    """A written schema as a whole: {namespace, dataset, digest, columns (names)}; see ingest.load."""
     lineages: list[Row] = field(default_factory=list)
     """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
-    edges (keys)}; see ingest.plan."""
+    edges (keys)}; see ingest.load."""
 
     def extend(self, other: Rows) -> None:
         for kind in KINDS:
@@ -58,7 +58,7 @@ class RowKind:
     """Fields merged across rows (``props`` by stamp, ``digests`` as a list, flags by
     ingest.combine.ANY, the others as sorted sets); every other field takes the newest value."""
     query: str | None = None
-    """The Cypher file that writes them; None for the versions (written through ingest.plan)."""
+    """The Cypher file that writes them; None for the versions (written through ingest.load)."""
     first: bool = False
     """Written in the plan's first round (nodes, and the edges of runs and jobs); the others in
     the second, after the versions are touched."""
@@ -94,7 +94,7 @@ KINDS: tuple[RowKind, ...] = (
     RowKind("symlinks", ("namespace", "name", "aliasNamespace", "aliasName", "type"), (),
             "ingest/symlinks"),
     RowKind("renames", ("namespace", "name", "oldNamespace", "oldName"), (), "ingest/renames"),
-    # versions: written whole by ingest/schemas and ingest/lineages (ingest.plan)
+    # versions: written whole by ingest/schemas and ingest/lineages (ingest.load)
     RowKind("schemas", ("namespace", "dataset", "digest")),
     RowKind("lineages", ("jobNamespace", "jobName", "digest")),
 )

@@ -219,7 +219,7 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
     if written and flat:
         # written: the schema came from the dataset's producer (an output or a DatasetEvent), not
         # from a reader, whose schema may be pruned to the columns it read. Its columns stay on
-        # its version (ingest.members.column_rows makes the rows of those written).
+        # its version (ingest.version_members.column_rows makes the rows of those written).
         rows.schemas.append({"namespace": ns, "dataset": name, "time": t, "digest": _digest(flat),
                              "columns": tuple(c[0] for c in flat), "flat": flat})
     elif not written:

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ingest import codec
-from ingest.bounds import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES, problems
 from ingest.event_log import Checked
 from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
+from ingest.limits import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES, problems
 from ingest.secrets import scrub, scrub_encoded
 from ingest.times import normal_form, parse_time
 
@@ -182,7 +182,7 @@ def _check_name(name: str, where: str, reasons: list[str]) -> None:
 
 
 def _check_size(obj: dict[str, Any], reasons: list[str]) -> None:
-    """The per-event limits of ingest.bounds: datasets, and fields in schemas and column lineage
+    """The per-event limits of ingest.limits: datasets, and fields in schemas and column lineage
     (each field's name bounded like a dataset's)."""
     datasets = [d for side in ("inputs", "outputs") if isinstance(obj.get(side), list)
                 for d in obj[side] if isinstance(d, dict)]

@@ -36,9 +36,9 @@ from graph.log_context import bound
 from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES
 from ingest import commands
 from ingest.event_log import WORKER
+from ingest.load import SeenCurrent
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
-from ingest.plan import SeenCurrent
 from ingest.read import RawItem, from_log
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class Worker:
         self.limit = batch  # the bounds in force: smaller after a batch refused for its size
         self.limit_bytes = batch_bytes
         self._one_by_one_until = 0  # after an unexpected failure: single events up to this seq
-        self.seen = SeenCurrent()  # versions seen current, across batches (ingest.plan)
+        self.seen = SeenCurrent()  # versions seen current, across batches (ingest.load)
 
     def lag(self) -> int:
         return self.log.last_seq() - self.log.position(self.consumer)

@@ -20,9 +20,9 @@ from graph.errors import TooLarge
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings
+from ingest.load import load
 from ingest.log import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
-from ingest.plan import load
 from ingest.read import RawItem
 from ingest.worker import Worker
 from tests.faults.test_crash_recovery import _events

@@ -335,7 +335,7 @@ def test_a_micro_batch_is_bounded_in_bytes_and_takes_a_large_event_alone(graph: 
     assert rows(graph, "MATCH (:Dataset {name: 'wide'})-[:HAS_COLUMN]->(c) RETURN count(c) AS n")[0]["n"] == 400
 def test_an_event_neo4j_refuses_becomes_a_dead_letter_and_the_batch_goes_on(graph: Graph,
                                                                             log: SQLiteLog) -> None:
-    # refused at the door today (ingest.bounds.MAX_NAME_BYTES): as a log an earlier version wrote
+    # refused at the door today (ingest.limits.MAX_NAME_BYTES): as a log an earlier version wrote
     huge = run_event("COMPLETE", new_run_id(), "huge", outputs=[dataset("x" * 40_000)])
     log.append([_events(1, "before")[0], huge, _events(1, "after")[0]], checked=Checked.SCRUBBED)
     result = Worker(graph, log).run_once()
@@ -518,8 +518,8 @@ def test_spark_engine_loads_ndjson_and_exported_parquet_into_the_same_graph(
 
 def test_per_event_limits_are_checked_at_the_door(graph: Graph, log: SQLiteLog) -> None:
     """What the API acknowledges must be loadable: names Neo4j's index can hold, and a bounded
-    number of datasets and fields per event (ingest.bounds)."""
-    from ingest.bounds import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES
+    number of datasets and fields per event (ingest.limits)."""
+    from ingest.limits import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES
 
     long_job = run_event("COMPLETE", new_run_id(), "j" * (MAX_NAME_BYTES + 1))
     many = run_event("COMPLETE", new_run_id(), "many",

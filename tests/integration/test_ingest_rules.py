@@ -176,7 +176,7 @@ def test_a_rejected_event_leaves_its_batch_intact(graph: Graph) -> None:
 
 def test_event_neo4j_refuses_is_isolated_and_its_neighbours_load(graph: Graph) -> None:
     # A name beyond what Neo4j's uniqueness index can hold. Validation refuses it at the door
-    # (ingest.bounds.MAX_NAME_BYTES); read back as validated (a log an earlier version wrote), it
+    # (ingest.limits.MAX_NAME_BYTES); read back as validated (a log an earlier version wrote), it
     # reaches Neo4j, which refuses it alone.
     from ingest.event_log import Checked
     from ingest.pipeline import Ingester, IngestReport

@@ -22,7 +22,7 @@ import ingest.transform as transform_module
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from ingest.bounds import MAX_DEPTH
+from ingest.limits import MAX_DEPTH
 from ingest.log import SQLiteLog
 from ingest.worker import CONSUMER, Worker
 from tests.helpers import dataset, new_run_id, rows, run_event

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ingest.column_lineage import column_lineage, transformations
-from ingest.members import edge_rows
+from ingest.version_members import edge_rows
 
 T = datetime(2024, 6, 1, tzinfo=UTC)
 JOB = ("shop", "clean_users")

@@ -2,10 +2,10 @@ import uuid
 from typing import Any
 
 from ingest.combine import combine
-from ingest.members import column_rows, edge_rows
 from ingest.rows import Rows
 from ingest.transform import transform
 from ingest.validate import ValidEvent, validate
+from ingest.version_members import column_rows, edge_rows
 from tests.helpers import dataset, run_event
 
 

@@ -1,4 +1,4 @@
-"""The plan of a batch's writes (ingest.plan), without Neo4j: the first round's queries in the
+"""The plan of a batch's writes (ingest.load), without Neo4j: the first round's queries in the
 kinds' order, then the versions; the second round writes a version's columns and edges only when
 Neo4j did not touch it as current; the versions seen current are remembered by the ingester's
 SeenCurrent, not by the module."""
@@ -9,10 +9,10 @@ import uuid
 from typing import Any
 
 from ingest.combine import combine
-from ingest.members import wire
-from ingest.plan import Plan, SeenCurrent
+from ingest.load import Plan, SeenCurrent
 from ingest.transform import transform
 from ingest.validate import ValidEvent, validate
+from ingest.version_members import wire
 from tests.helpers import dataset, run_event
 
 

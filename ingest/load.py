@@ -9,9 +9,9 @@ from typing import Any
 
 from graph.db import Graph, Step
 from graph.errors import QueryError
-from ingest.members import Members, column_rows, edge_rows, wire
 from ingest.rows import KINDS, Rows
 from ingest.transform import edge_key
+from ingest.version_members import Members, column_rows, edge_rows, wire
 
 _SCHEMA_KEY = itemgetter("namespace", "dataset")
 _LINEAGE_KEY = itemgetter("jobNamespace", "jobName")

@@ -1,5 +1,5 @@
 """The members of a batch's versions (columns of schemas, column edges of lineages) as the loader
-writes them, and the rows as the queries take them (ingest.plan)."""
+writes them, and the rows as the queries take them (ingest.load)."""
 
 from __future__ import annotations
 
