@@ -34,8 +34,9 @@ class Impacted:
 
 
 @dataclass(frozen=True)
-class BlastRadius:
-    """The answer: the source, every impacted node, and counts by kind, namespace and owner."""
+class Reach:
+    """What a walk from a source reached, downstream (the blast radius) or upstream: every node
+    with its distance, path and why, and counts by kind, namespace and owner."""
 
     source: str
     depth: int

@@ -35,11 +35,13 @@ AS_OF = typer.Option("--as-of", help="The lineage current at this ISO time (firs
                                       "not yet retired).")
 RETIRED = typer.Option("--include-retired", help="Also walk retired lineage (edges the job's latest "
                                                  "completed run no longer states), marked RETIRED.")
-JSON = typer.Option("--json", help="Machine-readable output.")
+JSON = typer.Option("--json", help="Machine-readable output.")  # where there is no --format
 Depth = Annotated[int | None, DEPTH]
 AsOf = Annotated[str | None, AS_OF]
 Retired = Annotated[bool, RETIRED]
 AsJson = Annotated[bool, JSON]
+JsonAlias = Annotated[bool, typer.Option(
+    "--json", hidden=True, help="The same as --format json (kept for scripts written before it).")]
 DatasetNs = Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")]
 DatasetName = Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")]
 ColumnName = Annotated[str, typer.Argument(help="Column name, e.g. email")]

@@ -13,7 +13,7 @@ import typer
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import AsJson, AsOf, Depth, Format, Retired, out, question, when
+from api.cli.common import AsOf, Depth, Format, JsonAlias, Retired, out, question, when
 from api.cli.render import dump
 from api.reports import tag_reach_csv, where_csv
 
@@ -31,7 +31,7 @@ def where_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
     fmt: Format = "table",
 ) -> None:

@@ -15,7 +15,6 @@ import typer
 from api.cli import render
 from api.cli.app import app
 from api.cli.common import (
-    AsJson,
     AsOf,
     ColumnName,
     DatasetName,
@@ -24,6 +23,7 @@ from api.cli.common import (
     Format,
     JobName,
     JobNs,
+    JsonAlias,
     Retired,
     question,
     when,
@@ -46,13 +46,13 @@ def impact_dataset(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Every dataset derived from a dataset, and every job that reads them."""
     from impact.blast_radius import dataset_blast_radius
 
-    show_impact(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t, retired), as_of,
+    ask_reach(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -63,13 +63,13 @@ def impact_job(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
     from impact.blast_radius import job_blast_radius
 
-    show_impact(lambda g, t: job_blast_radius(g, namespace, name, depth, t, retired), as_of,
+    ask_reach(lambda g, t: job_blast_radius(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -81,13 +81,13 @@ def impact_column(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Every column derived from a column, with the transformation of each step."""
     from impact.blast_radius import column_blast_radius
 
-    show_impact(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t, retired),
+    ask_reach(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t, retired),
                 as_of, "json" if as_json else fmt)
 
 
@@ -103,13 +103,13 @@ def upstream_dataset_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Every dataset a dataset derives from, nearest first."""
     from impact.upstream import dataset_upstream
 
-    show_impact(lambda g, t: dataset_upstream(g, namespace, name, depth, t, retired), as_of,
+    ask_reach(lambda g, t: dataset_upstream(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -121,22 +121,22 @@ def upstream_column_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Every column whose data a column comes from, with each step's transformation."""
     from impact.upstream import column_upstream
 
-    show_impact(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t, retired), as_of,
+    ask_reach(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
-def show_impact(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
+def ask_reach(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
                 fmt: str) -> None:
     moment = when(as_of)
     answer = question(lambda graph: ask(graph, moment))
     if fmt == "table":
-        render.show_impact(answer)
+        render.reach_table(answer)
     else:
         render.rows([{"kind": i.kind, "namespace": i.namespace, "name": i.name,
                       "distance": i.distance, "path": " -> ".join(i.path), "why": i.why}
@@ -157,7 +157,7 @@ app.add_typer(root_app, name="root-cause", rich_help_panel="Ask")
 def show_dataset(
     namespace: DatasetNs,
     name: DatasetName,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Columns, writers and readers, upstream and downstream datasets, last run, freshness.
@@ -189,7 +189,7 @@ def show_job(
     namespace: JobNs,
     name: JobName,
     runs: Annotated[int, typer.Option(help="How many recent runs to list.")] = 10,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """What a job reads and writes, its parent job, and its latest runs with status and duration.
@@ -217,7 +217,7 @@ def root_cause_dataset_cmd(
     name: Annotated[str, typer.Argument(help="Name of the wrong dataset, e.g. a dashboard's table")],
     depth: Depth = None,
     as_of: AsOf = None,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Rank upstream causes: failed runs, failed assertions, stale inputs, schema changes."""
@@ -233,7 +233,7 @@ def root_cause_run_cmd(
     run_id: Annotated[str, typer.Argument(help="The run's UUID")],
     depth: Depth = None,
     as_of: AsOf = None,
-    as_json: AsJson = False,
+    as_json: JsonAlias = False,
     fmt: Format = "table",
 ) -> None:
     """Rank causes for a failed or wrong run: the run itself, then upstream of what it read."""
