@@ -117,7 +117,7 @@ class Prepared:
 
 
 class Ingester:
-    """Loads valid events into the graph in batches; remembers digests seen in this session.
+    """Loads valid events into the graph in batches; remembers the digests it has seen.
 
     With a ``journal`` (an ingest that does not read the event log: files, aliases) each batch's
     events are appended to the log before they are written, so that the log stays the record
@@ -147,7 +147,7 @@ class Ingester:
                 progress: Callable[[int], None] = lambda n: None) -> Iterator[Prepared]:
         """The CPU part, no I/O: valid, not yet seen events in batches with their combined rows.
 
-        Invalid events go to ``report.rejected``; events seen before in this session count as
+        Invalid events go to ``report.rejected``; events this ingester has seen before count as
         duplicates (and are passed to ``progress``).
         """
         batch: list[Located] = []
