@@ -34,7 +34,7 @@ class Impacted:
 
 
 @dataclass(frozen=True)
-class Reach:
+class Walk:
     """What a walk from a source reached, downstream (the blast radius) or upstream: every node
     with its distance, path and why, and counts by kind, namespace and owner."""
 

@@ -15,7 +15,7 @@ from graph.db import Graph
 from graph.errors import NotFound
 from impact.answers import (
     Impacted,
-    Reach,
+    Walk,
     clamp_depth,
     column_step,
     dataset_step,
@@ -31,7 +31,7 @@ from impact.flow import criticality, flow_graph
 
 def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
                          as_of: datetime | None = None, include_retired: bool = False
-                         ) -> Reach:
+                         ) -> Walk:
     """Datasets derived from ``namespace:name`` and the jobs that read the source or them."""
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_datasets", namespace=namespace, name=name, depth=depth,
@@ -53,12 +53,12 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     kept, aliases = fold_aliases(found, alias, f"{namespace}:{name}")
     kept, aliases = merge_names(kept, f"{namespace}:{name}", aliases, rows)
     impacted = tuple(kept + jobs)
-    return Reach(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted),
+    return Walk(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted),
                        aliases=aliases)
 
 
 def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
-                     as_of: datetime | None = None, include_retired: bool = False) -> Reach:
+                     as_of: datetime | None = None, include_retired: bool = False) -> Walk:
     """What a job feeds: the datasets it writes (distance 1) and those its child jobs write (a DAG's
     tasks, an application's queries: distance 2, through the child), everything derived from
     them, and the jobs reading any of those."""
@@ -97,12 +97,12 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
                 if not (i.kind == "job" and f"{i.namespace}:{i.name}" in (me, via)):
                     keep(replace(i, distance=i.distance + len(start), path=(*start, *i.path)))
     impacted = tuple(sorted(best.values(), key=lambda i: (i.kind != "dataset", i.distance, i.name)))
-    return Reach(f"job {me}", depth, impacted, summarise(impacted))
+    return Walk(f"job {me}", depth, impacted, summarise(impacted))
 
 
 def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
                         depth: int | None = None, as_of: datetime | None = None,
-                        include_retired: bool = False) -> Reach:
+                        include_retired: bool = False) -> Walk:
     """Columns derived from ``namespace:dataset.column``, at column-level precision."""
     depth = clamp_depth(depth)
     rows = graph.read("impact/downstream_columns", namespace=namespace, dataset=dataset,
@@ -113,7 +113,7 @@ def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
                                  f"{dataset}.{column}")
     kept, aliases = merge_names(kept, f"{namespace}:{dataset}.{column}", aliases, rows)
     impacted = tuple(kept)
-    return Reach(f"column {namespace}:{dataset}.{column}", depth, impacted,
+    return Walk(f"column {namespace}:{dataset}.{column}", depth, impacted,
                        summarise(impacted), aliases=aliases)
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from graph.db import Graph
 from impact.answers import (
     Impacted,
-    Reach,
+    Walk,
     clamp_depth,
     column_step,
     dataset_step,
@@ -21,7 +21,7 @@ from impact.answers import (
 
 
 def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None = None,
-                     as_of: datetime | None = None, include_retired: bool = False) -> Reach:
+                     as_of: datetime | None = None, include_retired: bool = False) -> Walk:
     """Datasets that ``namespace:name`` derives from, each at its shortest distance."""
     depth = clamp_depth(depth)
     rows = graph.read("impact/upstream_datasets", namespace=namespace, name=name, depth=depth,
@@ -32,13 +32,13 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
                                  [r["basis"] == "alias" for r in rows], f"{namespace}:{name}")
     kept, aliases = merge_names(kept, f"{namespace}:{name}", aliases, rows)
     found = tuple(kept)
-    return Reach(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream",
+    return Walk(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream",
                        aliases)
 
 
 def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
                     depth: int | None = None, as_of: datetime | None = None,
-                    include_retired: bool = False) -> Reach:
+                    include_retired: bool = False) -> Walk:
     """Columns whose data ``namespace:dataset.column`` comes from."""
     depth = clamp_depth(depth)
     # a job that makes the column with no tracked source (lineage facets) comes first
@@ -58,5 +58,5 @@ def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
                                  f"{dataset}.{column}")
     kept, aliases = merge_names(kept, f"{namespace}:{dataset}.{column}", aliases, rows)
     found = made + tuple(kept)
-    return Reach(f"column {namespace}:{dataset}.{column}", depth, found, summarise(found),
+    return Walk(f"column {namespace}:{dataset}.{column}", depth, found, summarise(found),
                        "upstream", aliases)

@@ -52,7 +52,7 @@ def impact_dataset(
     """Every dataset derived from a dataset, and every job that reads them."""
     from impact.blast_radius import dataset_blast_radius
 
-    ask_reach(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t, retired), as_of,
+    ask_walk(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -69,7 +69,7 @@ def impact_job(
     """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
     from impact.blast_radius import job_blast_radius
 
-    ask_reach(lambda g, t: job_blast_radius(g, namespace, name, depth, t, retired), as_of,
+    ask_walk(lambda g, t: job_blast_radius(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -87,7 +87,7 @@ def impact_column(
     """Every column derived from a column, with the transformation of each step."""
     from impact.blast_radius import column_blast_radius
 
-    ask_reach(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t, retired),
+    ask_walk(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t, retired),
                 as_of, "json" if as_json else fmt)
 
 
@@ -109,7 +109,7 @@ def upstream_dataset_cmd(
     """Every dataset a dataset derives from, nearest first."""
     from impact.upstream import dataset_upstream
 
-    ask_reach(lambda g, t: dataset_upstream(g, namespace, name, depth, t, retired), as_of,
+    ask_walk(lambda g, t: dataset_upstream(g, namespace, name, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
@@ -127,16 +127,16 @@ def upstream_column_cmd(
     """Every column whose data a column comes from, with each step's transformation."""
     from impact.upstream import column_upstream
 
-    ask_reach(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t, retired), as_of,
+    ask_walk(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t, retired), as_of,
                 "json" if as_json else fmt)
 
 
-def ask_reach(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
+def ask_walk(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
                 fmt: str) -> None:
     moment = when(as_of)
     answer = question(lambda graph: ask(graph, moment))
     if fmt == "table":
-        render.reach_table(answer)
+        render.walk_table(answer)
     else:
         render.rows([{"kind": i.kind, "namespace": i.namespace, "name": i.name,
                       "distance": i.distance, "path": " -> ".join(i.path), "why": i.why}

@@ -75,8 +75,8 @@ def print_status(status: Any) -> None:
     out.print(table)
 
 
-def reach_table(answer: Any) -> None:
-    """A blast radius or an upstream walk (impact.answers.Reach) as a table, with counts by kind."""
+def walk_table(answer: Any) -> None:
+    """A blast radius or an upstream walk (impact.answers.Walk) as a table, with counts by kind."""
     first = answer.impacted[0].path[0] if answer.impacted and answer.impacted[0].path else ""
     home = first[:first.rfind(":") + 1]  # the source's namespace, left out of the paths
     table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})",
