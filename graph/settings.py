@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     """Keep events in the log (and exports) exactly as received, secrets included, instead of as
     scrubbed as the graph holds them (``ingest.secrets``). Opt in only where the log is as well
     guarded as the producers' own credentials."""
+    policies: Path | None = None
+    """The policy file ``lineage policy check`` reads by default (docs/policies.md)."""
     worker_batch: int = Field(default=WORKER_BATCH, ge=1)
     worker_batch_bytes: int = Field(default=WORKER_BATCH_BYTES, ge=1024)
     """The most events and bytes of event JSON the worker loads in one transaction. A backlog

@@ -2,7 +2,7 @@
 
 ``server`` (the local Neo4j, the schema), ``load`` (``ingest``, ``alias``), ``discover`` (``ls``,
 ``search``), ``events`` (``replay``, ``dead-letters``, ``export``), ``questions`` (``impact``,
-``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``check``, ``services`` (``serve``,
+``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``check``, ``policy``, ``services`` (``serve``,
 ``worker``, ``up``, ``down``, ``status``, ``demo``, ``spark-conf``); shared options and the graph
 connections in ``common``, tables in ``render``.
 """
@@ -24,7 +24,8 @@ __all__ = ["app", "main"]
 
 # each group registers its commands on `app`, under a panel of `lineage --help`: the panels
 # appear in the order of their first command (load, ask, find, run the services)
-for _group in ("load", "questions", "gdpr", "check", "discover", "events", "server", "services"):
+for _group in ("load", "questions", "gdpr", "check", "policy", "discover", "events", "server",
+               "services"):
     importlib.import_module(f"api.cli.{_group}")
 
 

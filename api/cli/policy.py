@@ -1,0 +1,66 @@
+"""Rules lineage must keep: ``lineage policy check`` (exit 0 every error-severity rule holds,
+1 a violation counts, 2 a bad policy file). It only reads the graph."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from api.cli.app import app
+from api.cli.common import Depth, fail, reading_graph
+from graph.errors import LineageError
+from graph.settings import get_settings
+
+policy_app = typer.Typer(help="Rules lineage must keep (PII only masked, no path from A to B): "
+                              "check them against the graph.", no_args_is_help=True)
+app.add_typer(policy_app, name="policy", rich_help_panel="Ask")
+FORMATS = ("text", "markdown", "json", "sarif")
+
+
+@policy_app.command("check")
+def policy_check(
+    policies: Annotated[Path | None, typer.Option(
+        "--policies", help="The policy file (YAML; docs/policies.md); default LINEAGE_POLICIES.",
+        exists=False, dir_okay=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown (each offending path "
+                                                      "drawn, for a pull request), json or sarif "
+                                                      "(GitHub code scanning).")] = "text",
+    depth: Depth = None,
+    today: Annotated[str | None, typer.Option(
+        help="The day waivers are judged on (YYYY-MM-DD; default today).")] = None,
+) -> None:
+    """Every rule of the policy file against the graph: each violation with its rule, severity
+    and the offending path hop by hop (job, transformation, masking, run). Exit 1 on an
+    error-severity violation no waiver accepts, 0 otherwise, 2 on a bad policy file."""
+    from api.policy_reports import policy_json, policy_markdown, policy_sarif, policy_text
+    from impact.policies import check
+    from impact.policy_file import PolicyError, read_policies
+
+    if fmt not in FORMATS:
+        raise fail(f"--format {fmt}: expected {', '.join(FORMATS)}", code=2)
+    settings = get_settings()
+    path = policies or settings.policies
+    if path is None:
+        raise fail("no policy file: give --policies FILE or set LINEAGE_POLICIES", code=2)
+    try:
+        day = date.fromisoformat(today) if today else None
+    except ValueError as e:
+        raise fail(f"--today {today}: expected YYYY-MM-DD", code=2) from e
+    try:
+        rules = read_policies(Path(path))
+    except PolicyError as e:
+        raise fail(str(e), code=2) from e
+    try:
+        with reading_graph(settings) as graph:
+            report = check(graph, rules, depth, day)
+    except LineageError as e:
+        raise fail(str(e)) from e
+    render = {"text": policy_text, "markdown": policy_markdown, "json": policy_json,
+              "sarif": policy_sarif}[fmt]
+    sys.stdout.write(render(report) + ("" if fmt == "markdown" else "\n"))
+    if report.failed():
+        raise typer.Exit(1)

@@ -1,0 +1,160 @@
+"""A policy check's report (impact.policies) as text, Markdown with each offending path drawn in
+Mermaid (for a pull request), JSON, and SARIF 2.1.0 (GitHub code scanning lists each violation
+against the rule's line in the policy file)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from impact.policies import PolicyReport, Violation
+
+MERMAID_PATHS = 10  # paths drawn per rule in Markdown; the rest are listed
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _hops(v: Violation) -> list[str]:
+    """The path as text, one hop per line: each with its job, transformation, masking and run."""
+    if not v.steps:
+        return [" -> ".join(v.path)] if v.path else []
+    out = []
+    for s in v.steps:
+        job = s.job or "(no job reported)"
+        run = f", run {s.run}" if s.run else ""
+        out.append(f"{s.source} -> {s.target} by {job}: {s.basis}{run}")
+    return out
+
+
+def _status(v: Violation) -> str:
+    if v.waiver is not None:
+        until = f" until {v.waiver.until}" if v.waiver.until else ""
+        return f"waived{until}: {v.waiver.reason}"
+    if v.expired is not None:
+        return f"waiver expired on {v.expired.until}: {v.expired.reason}"
+    return v.rule.severity
+
+
+def policy_text(report: PolicyReport) -> str:
+    lines = [f"policies {report.path}: {len(report.results)} rules"]
+    for result in report.results:
+        rule = result.rule
+        counted = [v for v in result.violations if v.counts]
+        state = "holds" if result.holds else f"{len(counted)} violations"
+        lines.append(f"\n{rule.id} ({rule.severity}): {state}; {result.sources} sources checked"
+                     + (" (truncated)" if result.truncated else ""))
+        if rule.description:
+            lines.append(f"  {rule.description}")
+        for v in result.violations:
+            lines.append(f"  {_status(v)}: {v.source} reaches {v.target} {v.label}")
+            lines += [f"    {hop}" for hop in _hops(v)]
+    errors = sum(1 for v in report.violations if v.counts and v.rule.severity == "error")
+    warnings = sum(1 for v in report.violations if v.counts and v.rule.severity == "warning")
+    lines.append(f"\n{errors} errors, {warnings} warnings, "
+                 f"{sum(1 for v in report.violations if not v.counts)} waived")
+    return "\n".join(lines)
+
+
+def policy_json(report: PolicyReport) -> str:
+    def violation(v: Violation) -> dict[str, Any]:
+        return {"rule": v.rule.id, "severity": v.rule.severity, "source": v.source,
+                "target": v.target, "label": v.label, "counts": v.counts,
+                "waiver": None if v.waiver is None else {"reason": v.waiver.reason,
+                                                         "until": _day(v.waiver.until)},
+                "expiredWaiver": None if v.expired is None else {"reason": v.expired.reason,
+                                                                 "until": _day(v.expired.until)},
+                "path": list(v.path),
+                "steps": [{"from": s.source, "to": s.target, "job": s.job, "run": s.run,
+                           "type": s.type, "subtype": s.subtype, "masking": s.masking,
+                           "basis": s.basis} for s in v.steps]}
+
+    return json.dumps({
+        "policies": report.path, "checkedAt": report.checked_at.isoformat(),
+        "failed": report.failed(),
+        "rules": [{"id": r.rule.id, "severity": r.rule.severity,
+                   "description": r.rule.description, "owners": list(r.rule.owners),
+                   "holds": r.holds, "sources": r.sources, "truncated": r.truncated,
+                   "violations": [violation(v) for v in r.violations]}
+                  for r in report.results]}, indent=2)
+
+
+def _day(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def policy_markdown(report: PolicyReport) -> str:
+    failed = report.failed()
+    out = [f"### Lineage policies: {'failed' if failed else 'passed'}", "",
+           "| rule | severity | result |", "|---|---|---|"]
+    for r in report.results:
+        counted = sum(1 for v in r.violations if v.counts)
+        out.append(f"| `{r.rule.id}` | {r.rule.severity} | "
+                   + ("holds" if r.holds else f"{counted} violations") + " |")
+    for r in report.results:
+        if not r.violations:
+            continue
+        out += ["", f"#### `{r.rule.id}`: {r.rule.description or r.rule.flow.must}", ""]
+        for v in r.violations:
+            out.append(f"- **{_status(v)}**: `{v.source}` reaches `{v.target}` {v.label}")
+        drawn = [v for v in r.violations if v.steps or v.path][:MERMAID_PATHS]
+        if drawn:
+            out += ["", *_mermaid(drawn)]
+    return "\n".join(out) + "\n"
+
+
+def _mermaid(violations: list[Violation]) -> list[str]:
+    """Each offending path as a Mermaid flowchart: hops labelled with their job and
+    transformation, the raw or unverified ones in red."""
+    ids: dict[str, str] = {}
+    lines = ["```mermaid", "flowchart LR"]
+
+    def node(name: str) -> str:
+        if name not in ids:
+            ids[name] = f"n{len(ids)}"
+            lines.append(f'  {ids[name]}["{name.replace(chr(34), chr(39))}"]')
+        return ids[name]
+
+    seen: set[tuple[str, str, str]] = set()
+    for v in violations:
+        if v.steps:
+            for s in v.steps:
+                label = f"{s.job or '?'}: {s.subtype or s.type or 'not reported'}"
+                label += ", masked" if s.masking else ""
+                key = (s.source, s.target, label)
+                if key not in seen:
+                    seen.add(key)
+                    lines.append(f'  {node(s.source)} -->|"{label}"| {node(s.target)}')
+        else:
+            for a, b in zip(v.path, v.path[1:], strict=False):
+                if (a, b, "") not in seen:
+                    seen.add((a, b, ""))
+                    lines.append(f"  {node(a)} --> {node(b)}")
+        if v.counts:
+            lines.append(f"  class {node(v.target)} violation")
+    lines += ["  classDef violation fill:#f8d7da,stroke:#c00", "```"]
+    return lines
+
+
+def policy_sarif(report: PolicyReport) -> str:
+    rules = [{"id": r.rule.id, "shortDescription": {"text": r.rule.description or r.rule.id},
+              "defaultConfiguration": {"level": _level(r.rule.severity)},
+              "properties": {"owners": list(r.rule.owners)}} for r in report.results]
+    results = []
+    for v in report.violations:
+        results.append({
+            "ruleId": v.rule.id, "level": _level(v.rule.severity) if v.counts else "note",
+            "message": {"text": f"{v.source} reaches {v.target} {v.label}"
+                                + ("".join(f"\n{hop}" for hop in _hops(v)))},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": report.path},
+                "region": {"startLine": v.rule.line or 1}}}],
+            **({"suppressions": [{"kind": "external", "justification": v.waiver.reason}]}
+               if v.waiver is not None else {}),
+        })
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "lineage-graph", "informationUri":
+                            "https://openlineage.io", "rules": rules}},
+        "results": results}]}, indent=2)
+
+
+def _level(severity: str) -> str:
+    return "error" if severity == "error" else "warning"

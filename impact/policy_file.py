@@ -1,0 +1,291 @@
+"""A policy file: the rules lineage must keep, read from YAML (docs/policies.md; the format as a
+JSON Schema in docs/policies.schema.json).
+
+Every error names the file, the line and the rule, and the file is read whole before anything is
+evaluated: a file with one bad rule is refused, not half applied.
+
+    version: 1
+    rules:
+      - id: pii-masked
+        description: PII reaches marketing only masked
+        severity: error                 # or warning
+        owners: [privacy@example.com]
+        flow:
+          from: {tag: PII}              # columns: a tag, or namespace / dataset / column globs
+          to: {dataset: "marts.*"}
+          must: masked                  # never: no path at all; masked: every path masks
+          aggregation: masks            # masked: an aggregation counts as masking (default: no)
+          unverified: violation         # a hop with no reported transformation (default)
+        waivers:
+          - dataset: marts.legacy_export
+            reason: being replaced by the hashed export
+            until: 2027-01-31
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from graph.errors import LineageError
+
+Severity = Literal["error", "warning"]
+Must = Literal["never", "masked"]
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_SELECTOR_KEYS = ("tag", "namespace", "dataset", "column")
+
+
+class PolicyError(LineageError):
+    """A policy file that cannot be used: says the file, the line and the rule."""
+
+    def __init__(self, path: str, line: int | None, rule: str | None, message: str) -> None:
+        where = path + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: " + (f"rule {rule}: " if rule else "") + message)
+        self.path, self.line, self.rule = path, line, rule
+
+
+@dataclass(frozen=True)
+class Selector:
+    """Columns (or datasets) by tag and by glob patterns (``*``, ``?``, ``[...]``) on their
+    namespace, dataset and column names; what is not given matches anything."""
+
+    tag: str | None = None
+    namespace: str | None = None
+    dataset: str | None = None
+    column: str | None = None
+
+    def matches(self, namespace: str, dataset: str, column: str | None = None) -> bool:
+        """Whether a column (or, with ``column`` None, a dataset) is selected, tags aside."""
+        return (_glob(self.namespace, namespace) and _glob(self.dataset, dataset)
+                and (column is None or _glob(self.column, column)))
+
+    def describe(self) -> str:
+        return ", ".join(f"{k} {getattr(self, k)}" for k in _SELECTOR_KEYS
+                         if getattr(self, k) is not None) or "anything"
+
+
+def _glob(pattern: str | None, value: str) -> bool:
+    return pattern is None or fnmatch.fnmatchcase(value, pattern)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """A dataset (and column) where a rule's violations are accepted until a date, and why."""
+
+    selector: Selector
+    reason: str
+    until: date | None = None
+
+    def holds(self, today: date) -> bool:
+        return self.until is None or today <= self.until
+
+
+@dataclass(frozen=True)
+class FlowRule:
+    """Data of the ``source`` columns reaching the ``target`` columns must satisfy ``must``."""
+
+    source: Selector
+    target: Selector
+    must: Must
+    aggregation_masks: bool = False
+    unverified_allowed: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str
+    severity: Severity
+    flow: FlowRule
+    owners: tuple[str, ...] = ()
+    waivers: tuple[Waiver, ...] = ()
+    line: int | None = None
+    """Where the rule starts in its file (1-based), for messages and SARIF."""
+
+
+@dataclass(frozen=True)
+class Policies:
+    path: str
+    rules: tuple[Rule, ...] = field(default_factory=tuple)
+
+
+def read_policies(path: Path) -> Policies:
+    """The rules of the policy file at ``path``; PolicyError naming file, line and rule."""
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PolicyError(name, None, None, f"cannot be read: {e}") from e
+    return parse_policies(text, name)
+
+
+def parse_policies(text: str, name: str = "<policies>") -> Policies:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise PolicyError(name, mark.line + 1 if mark else None, None,
+                          f"not YAML: {getattr(e, 'problem', None) or e}") from e
+    if root is None:
+        raise PolicyError(name, None, None, "empty: expected 'version: 1' and 'rules'")
+    top = _mapping(root, name, None, "the file")
+    _only(top, root, name, None, ("version", "rules"), "the file")
+    version = top.get("version")
+    if version is None or _scalar(version) != "1":
+        raise PolicyError(name, _line(version or root), None, "'version: 1' is required")
+    rules_node = top.get("rules")
+    if not isinstance(rules_node, yaml.SequenceNode) or not rules_node.value:
+        raise PolicyError(name, _line(rules_node or root), None,
+                          "'rules' must be a list of at least one rule")
+    rules: list[Rule] = []
+    for node in rules_node.value:
+        rule = _rule(node, name)
+        if any(r.id == rule.id for r in rules):
+            raise PolicyError(name, rule.line, rule.id, "the id is used by an earlier rule")
+        rules.append(rule)
+    return Policies(name, tuple(rules))
+
+
+def _rule(node: yaml.Node, name: str) -> Rule:
+    fields = _mapping(node, name, None, "a rule")
+    rule_id_node = fields.get("id")
+    rule_id = _scalar(rule_id_node) if rule_id_node is not None else None
+    if rule_id is None or not _ID.fullmatch(rule_id):
+        raise PolicyError(name, _line(rule_id_node or node), None,
+                          "each rule needs an 'id' (letters, digits, '.', '_', '-')")
+    _only(fields, node, name, rule_id, ("id", "description", "severity", "owners", "flow",
+                                        "waivers"), "a rule")
+    severity = _scalar(fields["severity"]) if "severity" in fields else "error"
+    if severity not in ("error", "warning"):
+        raise PolicyError(name, _line(fields["severity"]), rule_id,
+                          f"severity {severity!r}: expected error or warning")
+    if "flow" not in fields:
+        raise PolicyError(name, _line(node), rule_id, "a rule needs a 'flow' (what it checks)")
+    owners = tuple(_strings(fields["owners"], name, rule_id, "owners")) if "owners" in fields else ()
+    waivers = tuple(_waiver(w, name, rule_id) for w in _items(fields.get("waivers"), name, rule_id,
+                                                                 "waivers"))
+    description = _scalar(fields["description"]) if "description" in fields else ""
+    return Rule(rule_id, description or "", severity,  # type: ignore[arg-type]
+                _flow(fields["flow"], name, rule_id), owners, waivers, _line(node))
+
+
+def _flow(node: yaml.Node, name: str, rule_id: str) -> FlowRule:
+    fields = _mapping(node, name, rule_id, "flow")
+    _only(fields, node, name, rule_id, ("from", "to", "must", "aggregation", "unverified"), "flow")
+    for needed in ("from", "to", "must"):
+        if needed not in fields:
+            raise PolicyError(name, _line(node), rule_id, f"flow needs '{needed}'")
+    must = _scalar(fields["must"])
+    if must not in ("never", "masked"):
+        raise PolicyError(name, _line(fields["must"]), rule_id,
+                          f"must {must!r}: expected never or masked")
+    aggregation = _scalar(fields["aggregation"]) if "aggregation" in fields else "does-not-mask"
+    if aggregation not in ("masks", "does-not-mask"):
+        raise PolicyError(name, _line(fields["aggregation"]), rule_id,
+                          f"aggregation {aggregation!r}: expected masks or does-not-mask")
+    unverified = _scalar(fields["unverified"]) if "unverified" in fields else "violation"
+    if unverified not in ("violation", "allowed"):
+        raise PolicyError(name, _line(fields["unverified"]), rule_id,
+                          f"unverified {unverified!r}: expected violation or allowed")
+    source = _selector(fields["from"], name, rule_id, "from")
+    target = _selector(fields["to"], name, rule_id, "to")
+    if target.tag is not None:
+        raise PolicyError(name, _line(fields["to"]), rule_id,
+                          "'to' selects by namespace, dataset and column; tags select sources")
+    return FlowRule(source, target, must, aggregation == "masks",  # type: ignore[arg-type]
+                    unverified == "allowed")
+
+
+def _selector(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:
+    fields = _mapping(node, name, rule_id, what)
+    _only(fields, node, name, rule_id, _SELECTOR_KEYS, what)
+    if not fields:
+        raise PolicyError(name, _line(node), rule_id,
+                          f"'{what}' selects nothing: give a tag, namespace, dataset or column")
+    values = {k: _scalar(v) for k, v in fields.items()}
+    for k, v in values.items():
+        if not v:
+            raise PolicyError(name, _line(fields[k]), rule_id, f"{what}.{k} is empty")
+    return Selector(**values)
+
+
+def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
+    fields = _mapping(node, name, rule_id, "a waiver")
+    _only(fields, node, name, rule_id, ("namespace", "dataset", "column", "reason", "until"),
+          "a waiver")
+    reason = _scalar(fields["reason"]) if "reason" in fields else None
+    if not reason:
+        raise PolicyError(name, _line(node), rule_id, "a waiver needs a 'reason'")
+    until = None
+    if "until" in fields:
+        raw = _scalar(fields["until"])
+        try:
+            until = date.fromisoformat(raw or "")
+        except ValueError as e:
+            raise PolicyError(name, _line(fields["until"]), rule_id,
+                              f"until {raw!r}: expected a date, YYYY-MM-DD") from e
+    selected = {k: _scalar(fields[k]) for k in ("namespace", "dataset", "column") if k in fields}
+    if not selected:
+        raise PolicyError(name, _line(node), rule_id,
+                          "a waiver names the dataset (and column) it covers")
+    return Waiver(Selector(**selected), reason, until)
+
+
+# --- YAML nodes, with their lines -----------------------------------------------------------
+
+def _line(node: yaml.Node | None) -> int | None:
+    return None if node is None else node.start_mark.line + 1
+
+
+def _mapping(node: yaml.Node, name: str, rule_id: str | None, what: str) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        raise PolicyError(name, _line(node), rule_id, f"{what} must be a mapping of keys")
+    found: dict[str, yaml.Node] = {}
+    for key, value in node.value:
+        k = _scalar(key)
+        if k is None:
+            raise PolicyError(name, _line(key), rule_id, f"{what}: keys are words")
+        if k in found:
+            raise PolicyError(name, _line(key), rule_id, f"{what}: '{k}' is given twice")
+        found[k] = value
+    return found
+
+
+def _only(fields: dict[str, yaml.Node], node: yaml.Node, name: str, rule_id: str | None,
+          allowed: tuple[str, ...], what: str) -> None:
+    for k, value in fields.items():
+        if k not in allowed:
+            close = fnmatch.filter(allowed, k[:2] + "*")
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise PolicyError(name, _line(value), rule_id,
+                              f"{what}: unknown key '{k}'{hint}; expected {', '.join(allowed)}")
+
+
+def _scalar(node: yaml.Node | None) -> str | None:
+    if isinstance(node, yaml.ScalarNode):
+        return str(node.value)
+    return None
+
+
+def _items(node: yaml.Node | None, name: str, rule_id: str, what: str) -> list[yaml.Node]:
+    if node is None:
+        return []
+    if not isinstance(node, yaml.SequenceNode):
+        raise PolicyError(name, _line(node), rule_id, f"'{what}' must be a list")
+    return list(node.value)
+
+
+def _strings(node: yaml.Node, name: str, rule_id: str, what: str) -> list[str]:
+    out = []
+    for item in _items(node, name, rule_id, what):
+        value = _scalar(item)
+        if value is None:
+            raise PolicyError(name, _line(item), rule_id, f"'{what}' holds text only")
+        out.append(value)
+    return out

@@ -1,0 +1,141 @@
+"""Policy rules against the real Neo4j, on the example shop pipeline (examples/events) whose
+answers are known: PII (raw.users.email, full_name) reaches staging only masked (email_hash) and
+the ML features raw (ml.user_features.email); orders reach the revenue mart aggregated and the
+dashboard through it. Every rule kind held and broken, waivers in force and expired, unverified
+hops, and the CLI's formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from api.cli import app
+from graph.db import Graph
+from impact.policies import check
+from impact.policy_file import parse_policies, read_policies
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import RawItem, read_file
+from tests.helpers import dataset, new_run_id, point_cli_at_test_server, run_event
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).parents[2]
+SHOP = ROOT / "examples" / "events" / "shop.ndjson"
+EXAMPLE = ROOT / "examples" / "policies" / "shop.yaml"
+WH = "postgres://warehouse:5432"
+
+
+@pytest.fixture
+def shop(graph: Graph) -> Graph:
+    report = Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    assert report.loaded == 28 and not report.rejected
+    return graph
+
+
+def _rules(body: str) -> str:
+    return "version: 1\nrules:\n" + body
+
+
+def test_the_example_policies_on_the_shop(shop: Graph) -> None:
+    report = check(shop, read_policies(EXAMPLE))
+    staging, features, dashboards = report.results
+    # email reaches staging.users_clean.email_hash masked; full_name goes nowhere
+    assert staging.holds and staging.sources == 2 and staging.violations == ()
+    # ... and ml.user_features.email raw: the hop that copies it, by the job that does it
+    [v] = features.violations
+    assert (v.source, v.target, v.label) == (f"{WH}:raw.users.email", f"{WH}:ml.user_features.email",
+                                             "raw")
+    [hop] = v.steps
+    assert hop.type == "DIRECT" and hop.subtype == "IDENTITY" and not hop.masking
+    assert hop.job is not None and hop.run is not None
+    assert dashboards.holds and dashboards.sources == 1
+    assert report.failed()
+
+
+def test_a_waiver_accepts_until_its_day_then_the_violation_counts_again(shop: Graph) -> None:
+    policies = parse_policies(_rules("""\
+  - id: pii-features
+    flow: {from: {tag: PII}, to: {dataset: "ml.*"}, must: masked}
+    waivers:
+      - {dataset: ml.user_features, reason: the hashed feature ships next sprint, until: 2026-12-31}
+"""))
+    [held] = check(shop, policies, today=date(2026, 12, 31)).results
+    [v] = held.violations
+    assert held.holds and v.waiver is not None and not v.counts
+    [after] = check(shop, policies, today=date(2027, 1, 1)).results
+    [v] = after.violations
+    assert not after.holds and v.waiver is None and v.expired is not None and v.counts
+
+
+def test_aggregation_violates_unless_the_rule_says_it_masks(shop: Graph) -> None:
+    rule = """\
+  - id: amounts
+    flow: {from: {dataset: raw.orders, column: amount}, to: {dataset: marts.revenue_by_country},
+           must: masked%s}
+"""
+    [strict] = check(shop, parse_policies(_rules(rule % ""))).results
+    assert [(v.target, v.label) for v in strict.violations] == [
+        (f"{WH}:marts.revenue_by_country.revenue", "aggregated")]
+    [lenient] = check(shop, parse_policies(_rules(rule % ", aggregation: masks"))).results
+    assert lenient.holds and lenient.violations == ()
+
+
+def test_never_between_datasets_is_a_path_of_jobs(shop: Graph) -> None:
+    [result] = check(shop, parse_policies(_rules("""\
+  - id: orders-off-dashboards
+    severity: warning
+    flow: {from: {dataset: raw.orders}, to: {dataset: "dashboards.*"}, must: never}
+"""))).results
+    [v] = result.violations
+    assert (v.source, v.target, v.label) == (f"{WH}:raw.orders", f"{WH}:dashboards.revenue",
+                                             "reaches")
+    assert len(v.path) >= 3  # raw.orders, through the marts, to the dashboard
+
+
+def test_a_hop_without_a_reported_transformation_is_unverified(graph: Graph) -> None:
+    hop = run_event("COMPLETE", new_run_id(), "copy_job", outputs=[dataset(
+        "leads", columns=["contact"], lineage={"contact": [("crm", "email", "", "")]})])
+    tagged = run_event("COMPLETE", new_run_id(), "crm_load", outputs=[dataset(
+        "crm", columns=["email"], tags={"tags": [{"key": "PII", "value": "true", "field": "email"}]})])
+    report = Ingester(graph).ingest([RawItem("tagged", obj=tagged), RawItem("hop", obj=hop)],
+                                    IngestReport())
+    assert report.loaded == 2, report.rejected
+    rule = _rules("""\
+  - id: pii
+    flow: {from: {tag: PII}, to: {dataset: leads}, must: masked%s}
+""")
+    [strict] = check(graph, parse_policies(rule % "")).results
+    assert [v.label for v in strict.violations] == ["unverified"]
+    [allowed] = check(graph, parse_policies(rule % ", unverified: allowed")).results
+    assert allowed.holds
+
+
+def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyPatch,
+                                        tmp_path: Path) -> None:
+    point_cli_at_test_server(monkeypatch)
+    runner = CliRunner()
+    text = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE)])
+    assert text.exit_code == 1, text.output
+    assert "pii-masked-in-features (error): 1 violations" in text.output
+    assert "ml.user_features.email raw" in text.output
+    sarif = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE), "--format", "sarif"])
+    document = json.loads(sarif.stdout)
+    [run] = document["runs"]
+    [result] = run["results"]
+    assert result["ruleId"] == "pii-masked-in-features" and result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 14
+    markdown = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE), "--format",
+                                   "markdown"])
+    assert "```mermaid" in markdown.stdout and "class" in markdown.stdout
+    warnings_only = tmp_path / "warn.yaml"
+    warnings_only.write_text(EXAMPLE.read_text().replace("severity: error", "severity: warning"))
+    assert runner.invoke(app, ["policy", "check", "--policies", str(warnings_only)]).exit_code == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nrules:\n  - id: x\n    flow: {from: {tag: PII}, must: masked}\n")
+    refused = runner.invoke(app, ["policy", "check", "--policies", str(bad)])
+    assert refused.exit_code == 2 and f"{bad}:4: rule x: flow needs 'to'" in refused.output
+    missing = runner.invoke(app, ["policy", "check"])
+    assert missing.exit_code == 2 and "LINEAGE_POLICIES" in missing.output

@@ -1,0 +1,116 @@
+"""Reading a policy file (impact.policy_file): the rules as written, and every mistake refused
+with the file, the line and the rule it is in."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from impact.policy_file import PolicyError, parse_policies, read_policies
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "policies" / "shop.yaml"
+
+GOOD = """\
+version: 1
+rules:
+  - id: pii-masked
+    description: PII reaches marketing only masked
+    severity: warning
+    owners: [privacy@example.com]
+    flow:
+      from: {tag: PII}
+      to: {namespace: "postgres://*", dataset: "marketing.*"}
+      must: masked
+      aggregation: masks
+      unverified: allowed
+    waivers:
+      - dataset: marketing.legacy
+        reason: being replaced
+        until: 2027-01-31
+"""
+
+
+def test_a_rule_as_written() -> None:
+    [rule] = parse_policies(GOOD, "p.yaml").rules
+    assert (rule.id, rule.severity, rule.owners, rule.line) == (
+        "pii-masked", "warning", ("privacy@example.com",), 3)
+    assert rule.flow.source.tag == "PII" and rule.flow.must == "masked"
+    assert rule.flow.aggregation_masks and rule.flow.unverified_allowed
+    assert rule.flow.target.matches("postgres://db:5432", "marketing.leads", "email")
+    assert not rule.flow.target.matches("mysql://db", "marketing.leads", "email")
+    [waiver] = rule.waivers
+    assert waiver.holds(date(2027, 1, 31)) and not waiver.holds(date(2027, 2, 1))
+    assert waiver.selector.matches("any", "marketing.legacy")
+
+
+def test_defaults_are_strict() -> None:
+    [rule] = parse_policies("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: PII}, "
+                            "to: {dataset: x}, must: masked}\n").rules
+    assert rule.severity == "error"
+    assert not rule.flow.aggregation_masks and not rule.flow.unverified_allowed
+
+
+@pytest.mark.parametrize(("text", "line", "rule", "says"), [
+    ("version: 2\nrules: []\n", 1, None, "'version: 1'"),
+    ("version: 1\nrules: []\n", 2, None, "at least one rule"),
+    ("version: 1\nrules:\n  - id: a b\n", 3, None, "'id'"),
+    ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, to: {dataset: y}, must: hidden}\n",
+     4, "r", "must 'hidden'"),
+    ("version: 1\nrules:\n  - id: r\n    severity: fatal\n", 4, "r", "severity 'fatal'"),
+    ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, to: {dataset: y}, must: never}\n"
+     "  - id: r\n    flow: {from: {tag: x}, to: {dataset: y}, must: never}\n", 5, "r", "used by an"),
+    ("version: 1\nrules:\n  - id: r\n    flow:\n      from: {tags: PII}\n      to: {dataset: x}\n"
+     "      must: never\n", 5, "r", "unknown key 'tags' (did you mean tag?)"),
+    ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, to: {tag: y}, must: never}\n",
+     4, "r", "tags select sources"),
+    ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, to: {dataset: y}, must: never}\n"
+     "    waivers:\n      - {dataset: y, reason: ok, until: soon}\n", 6, "r", "until 'soon'"),
+    ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, to: {dataset: y}, must: never}\n"
+     "    waivers:\n      - {dataset: y}\n", 6, "r", "needs a 'reason'"),
+    ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, must: never}\n", 4, "r",
+     "flow needs 'to'"),
+    ("version: 1\nrules:\n  - [id, r\n", 4, None, "not YAML"),  # where YAML saw it end
+])
+def test_mistakes_name_the_file_line_and_rule(text: str, line: int, rule: str | None,
+                                              says: str) -> None:
+    with pytest.raises(PolicyError) as e:
+        parse_policies(text, "policies.yaml")
+    assert (e.value.path, e.value.line, e.value.rule) == ("policies.yaml", line, rule), str(e.value)
+    assert says in str(e.value) and str(e.value).startswith(f"policies.yaml:{line}: ")
+
+
+def test_the_example_file_reads() -> None:
+    rules = read_policies(EXAMPLE).rules
+    assert [r.id for r in rules] == ["pii-masked-in-staging", "pii-masked-in-features",
+                                     "features-stay-out-of-dashboards"]
+
+
+def test_an_unreadable_file_is_a_policy_error(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="cannot be read"):
+        read_policies(tmp_path / "missing.yaml")
+
+
+def test_the_schema_and_the_reader_agree() -> None:
+    import json
+
+    import jsonschema
+    import yaml
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "policies.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for text in (GOOD, EXAMPLE.read_text()):
+        document = yaml.safe_load(text)
+        for waiver in (w for r in document["rules"] for w in r.get("waivers", [])):
+            waiver["until"] = str(waiver["until"])  # YAML reads a date; JSON holds it as text
+        assert not list(validator.iter_errors(document))
+    for bad in ({"version": 1, "rules": [{"id": "r", "flow": {"from": {"tag": "x"},
+                                                             "to": {"tag": "y"}, "must": "never"}}]},
+                {"version": 1, "rules": [{"id": "r", "severity": "fatal",
+                                          "flow": {"from": {"tag": "x"}, "to": {"dataset": "y"},
+                                                   "must": "never"}}]}):
+        assert list(validator.iter_errors(bad))
+        with pytest.raises(PolicyError):
+            parse_policies(yaml.safe_dump(bad))
