@@ -89,7 +89,7 @@ def _warm(side: Ours | Peer, datasets: int, events: int, seconds: float, clients
         size = min(events - done, WARMUP_CHUNK) if events and done < events else WARMUP_CHUNK
         source = (spec_complete(e) for e in gen_events(tables(datasets, 99 + chunk), 99 + chunk,
                                                         starts=True))
-        warm = _renamed(list(itertools.islice(source, size)), f"warmup{chunk}" if chunk else "warmup")
+        warm = renamed(list(itertools.islice(source, size)), f"warmup{chunk}" if chunk else "warmup")
         _ingest(side, warm, clients, quiet=True)
         done, chunk = done + len(warm), chunk + 1
     print(f"warm-up {side.name}: {done} events in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -120,7 +120,7 @@ WARMUP_CHUNK = 400
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _renamed(evs: list[dict[str, Any]], to: str) -> list[dict[str, Any]]:
+def renamed(evs: list[dict[str, Any]], to: str) -> list[dict[str, Any]]:
     """The same events in other namespaces (``warehouse://TO:5432``, ``bench-TO``), with run ids
     of their own (each derived from the original's): with the same ids, the runs would be the
     original ones, already ended, and answer "queryable" before the worker loads the copies."""
@@ -320,8 +320,8 @@ def main() -> None:
         if reachable is True:
             results["disk"] = {peer.name: _per_million(peer.disk_mb(),
                                                        warmed.get(peer.name, 0) + len(evs))}
-        renamed = _renamed(evs, "arrays")
-        results["ingest"]["ours, arrays of 100"] = _ingest(ours, renamed, a.clients, per_request=100)
+        copies = renamed(evs, "arrays")
+        results["ingest"]["ours, arrays of 100"] = _ingest(ours, copies, a.clients, per_request=100)
     # after a clean stop, which checkpoints the store (while running, it is mostly in the logs)
     results.setdefault("disk", {})[ours.name] = _per_million(
         ours.disk_mb(), warmed.get(ours.name, 0) + len(evs) + len(renamed))

@@ -8,7 +8,8 @@ its last event) and the readers' latency during it; with ``LINEAGE_API_MAX_QUEST
 
 Needs the bench graph loaded (``python -m bench.latency --datasets N --seed S``); the burst's
 events are new daily runs of a 1,000-table stream (its first day, loaded before the measured
-runs, makes the tables).
+runs, makes the tables), in namespaces of their own, so that the graph the other benches check
+against their ground truth is left as it was.
 
     python -m bench.readers --datasets 10000 --seed 7 --burst 20000 --runs 2
 """
@@ -30,6 +31,7 @@ from bench.generate import events as gen_events
 from bench.hubs import pick_hubs
 from bench.ingest import free_port, send, services_env, start_services
 from bench.latency import bench_settings, emit, percentile
+from bench.peer import renamed
 from bench.wire import Connection, payloads
 from graph.local_server import LocalServer
 from ingest.log import SQLiteLog
@@ -101,7 +103,8 @@ def main() -> None:
     settings = bench_settings()
     hubs = pick_hubs(a.datasets, a.seed, 10)
     days = 1 + -(-a.burst // (2 * STREAM_TABLES)) * 2 * a.runs
-    stream = list(gen_events(tables(STREAM_TABLES, seed=11), seed=11, days=days, starts=True))
+    stream = renamed(list(gen_events(tables(STREAM_TABLES, seed=11), seed=11, days=days,
+                                      starts=True)), "readers")
     first, rest = stream[:2 * STREAM_TABLES], stream[2 * STREAM_TABLES:]
     server = LocalServer(settings)
     server.start()
