@@ -324,7 +324,7 @@ def main() -> None:
         results["ingest"]["ours, arrays of 100"] = _ingest(ours, copies, a.clients, per_request=100)
     # after a clean stop, which checkpoints the store (while running, it is mostly in the logs)
     results.setdefault("disk", {})[ours.name] = _per_million(
-        ours.disk_mb(), warmed.get(ours.name, 0) + len(evs) + len(renamed))
+        ours.disk_mb(), warmed.get(ours.name, 0) + len(evs) + len(copies))
     results["meta"]["seconds"] = time.perf_counter() - started
     emit(results, a.json)
 
