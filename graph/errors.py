@@ -21,6 +21,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
     ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
+    ├── PolicyError              (impact.policy_file) a policy file that cannot be used
     ├── DocumentError            (impact.change_doc) a change document is malformed
     ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits
     └── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
