@@ -73,6 +73,16 @@ def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any]) ->
     return rows
 
 
+def tag(graph: Graph, events: EventLog, kind: str, namespace: str, name: str, tag: str,
+        add: bool, field: str | None = None) -> None:
+    """Add (or remove) a tag the API sets on a dataset, one of its fields, or a job."""
+    params = {"kind": kind, "namespace": namespace, "name": name, "field": field, "tag": tag}
+    if add:
+        submit(graph, events, "tag_add", {**params, "by": "api"})
+    else:
+        submit(graph, events, "tag_remove", params)
+
+
 def apply_all(graph: Graph, bodies: Iterable[dict[str, Any]]) -> int:
     """Apply commands in order; returns how many."""
     n = 0

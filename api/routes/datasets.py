@@ -65,12 +65,8 @@ def _tag(request: Request, graph: Graph, namespace: str, dataset: str, tag: str,
     mc.dataset(graph, namespace, dataset)
     if field is not None and not mc.has_field(graph, namespace, dataset, field):
         raise NotFound("field", f"{namespace}:{dataset}.{field}")  # before anything is logged
-    params = {"kind": "field" if field is not None else "dataset", "namespace": namespace,
-              "name": dataset, "field": field, "tag": tag}
-    if add:
-        commands.submit(graph, services(request).log(), "tag_add", {**params, "by": "api"})
-    else:
-        commands.submit(graph, services(request).log(), "tag_remove", params)
+    commands.tag(graph, services(request).log(), "field" if field is not None else "dataset",
+                 namespace, dataset, tag, add, field)
     return mc.dataset(graph, namespace, dataset)
 
 

@@ -72,11 +72,7 @@ def delete_job(request: Request, graph: G, namespace: str, job: str) -> Any:
 
 def _tag(request: Request, graph: Graph, namespace: str, job: str, tag: str, add: bool) -> Any:
     mc.job(graph, namespace, job)
-    params = {"kind": "job", "namespace": namespace, "name": job, "field": None, "tag": tag}
-    if add:
-        commands.submit(graph, services(request).log(), "tag_add", {**params, "by": "api"})
-    else:
-        commands.submit(graph, services(request).log(), "tag_remove", params)
+    commands.tag(graph, services(request).log(), "job", namespace, job, tag, add)
     return mc.job(graph, namespace, job)
 
 
