@@ -45,7 +45,7 @@ def policy_text(report: PolicyReport) -> str:
         if rule.description:
             lines.append(f"  {rule.description}")
         for v in result.violations:
-            lines.append(f"  {_status(v)}: {v.source} reaches {v.target} {v.label}")
+            lines.append(f"  {_status(v)}: {v.what()}")
             lines += [f"    {hop}" for hop in _hops(v)]
     errors = sum(1 for v in report.violations if v.counts and v.rule.severity == "error")
     warnings = sum(1 for v in report.violations if v.counts and v.rule.severity == "warning")
@@ -92,9 +92,9 @@ def policy_markdown(report: PolicyReport) -> str:
     for r in report.results:
         if not r.violations:
             continue
-        out += ["", f"#### `{r.rule.id}`: {r.rule.description or r.rule.flow.must}", ""]
+        out += ["", f"#### `{r.rule.id}`: {r.rule.description or r.rule.id}", ""]
         for v in r.violations:
-            out.append(f"- **{_status(v)}**: `{v.source}` reaches `{v.target}` {v.label}")
+            out.append(f"- **{_status(v)}**: {v.what()}")
         drawn = [v for v in r.violations if v.steps or v.path][:MERMAID_PATHS]
         if drawn:
             out += ["", *_mermaid(drawn)]
@@ -142,7 +142,7 @@ def policy_sarif(report: PolicyReport) -> str:
     for v in report.violations:
         results.append({
             "ruleId": v.rule.id, "level": _level(v.rule.severity) if v.counts else "note",
-            "message": {"text": f"{v.source} reaches {v.target} {v.label}"
+            "message": {"text": v.what()
                                 + ("".join(f"\n{hop}" for hop in _hops(v)))},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": report.path},

@@ -10,7 +10,12 @@ what every path from one to the other must be:
   unless the rule allows it; ``aggregated`` violates unless the rule says an aggregation masks;
   ``masked`` and ``influence`` (a join, filter or group-by key: the value is not copied) hold.
 
-A rule with no column and no tag in its ``from`` selects datasets: for ``never`` a dataset-level
+A ``metadata`` rule selects datasets (by tag or name patterns) and lists what each must have: an
+owner, a description, a schema, a producer (a job writes it), column lineage into its columns
+(asked only of a dataset that has a producer). A dataset that lacks one is a violation naming
+what it lacks.
+
+A flow rule with no column and no tag in its ``from`` selects datasets: for ``never`` a dataset-level
 path (a job that reads one and writes the other, transitively) is a violation too. Each violation
 carries the path node by node, each hop with its job, transformation, masking and run. A waiver
 that covers the target accepts a violation until its date; after it, the violation counts again
@@ -53,6 +58,12 @@ class Violation:
     """The waiver that accepts it (still in force), if any."""
     expired: Waiver | None = None
     """A waiver that covered it but has expired."""
+
+    def what(self) -> str:
+        """The violation in a line."""
+        if self.rule.metadata is not None:
+            return f"{self.target} lacks {self.label}"
+        return f"{self.source} reaches {self.target} {self.label}"
 
     @property
     def counts(self) -> bool:
@@ -98,7 +109,10 @@ def check(graph: Graph, policies: Policies, depth: int | None = None,
 
 
 def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date) -> RuleResult:
+    if rule.metadata is not None:
+        return _metadata_rule(graph, rule, today)
     flow = rule.flow
+    assert flow is not None  # a rule is a flow or a metadata rule (impact.policy_file)
     if flow.source.tag is None and flow.source.column is None:
         return _dataset_rule(graph, rule, depth, today)
     sources = list(_source_columns(graph, flow.source, MAX_SOURCES + 1))
@@ -118,9 +132,31 @@ def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date) -> Rule
                       len(sources) > MAX_SOURCES)
 
 
+def _metadata_rule(graph: Graph, rule: Rule, today: date) -> RuleResult:
+    meta = rule.metadata
+    assert meta is not None
+    selected = meta.datasets
+    rows = graph.read("policies/metadata", namespace=_regex(selected.namespace),
+                      dataset=_regex(selected.dataset),
+                      tag=selected.tag.strip().lower() if selected.tag else None,
+                      limit=MAX_SOURCES + 1)
+    found: list[Violation] = []
+    for row in rows[:MAX_SOURCES]:
+        has = {"owner": row["owner"], "description": row["description"], "schema": row["schema"],
+               "producer": row["producer"],
+               "column-lineage": row["columnLineage"] or not row["producer"]}
+        missing = [item for item in meta.require if not has[item]]
+        if missing:
+            name = f"{row['namespace']}:{row['name']}"
+            found.append(_waived(Violation(rule, name, name, ", ".join(missing), ()), rule,
+                                 row["namespace"], row["name"], None, today))
+    return RuleResult(rule, min(len(rows), MAX_SOURCES), tuple(found), len(rows) > MAX_SOURCES)
+
+
 def _verdict(rule: Rule, label: str) -> str | None:
     """How a reach labelled ``label`` violates the rule, or None when it holds."""
     flow = rule.flow
+    assert flow is not None
     if flow.must == "never":
         return label
     if label in _VIOLATES_MASKED:
@@ -136,6 +172,7 @@ def _dataset_rule(graph: Graph, rule: Rule, depth: int | None, today: date) -> R
     """A rule whose sources are datasets: any dataset-level path to a target violates
     ``never``; ``masked`` is checked on every column of the source datasets."""
     flow = rule.flow
+    assert flow is not None
     datasets = graph.read("policies/datasets", namespace=_regex(flow.source.namespace),
                           dataset=_regex(flow.source.dataset), limit=MAX_SOURCES + 1)
     found: list[Violation] = []

@@ -20,6 +20,10 @@ evaluated: a file with one bad rule is refused, not half applied.
           - dataset: marts.legacy_export
             reason: being replaced by the hashed export
             until: 2027-01-31
+      - id: critical-documented
+        metadata:
+          datasets: {tag: "tier:critical"}
+          require: [owner, description, schema, producer, column-lineage]
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from graph.errors import LineageError
 
 Severity = Literal["error", "warning"]
 Must = Literal["never", "masked"]
+REQUIREMENTS = ("owner", "description", "schema", "producer", "column-lineage")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _SELECTOR_KEYS = ("tag", "namespace", "dataset", "column")
 
@@ -98,11 +103,20 @@ class FlowRule:
 
 
 @dataclass(frozen=True)
+class MetadataRule:
+    """The selected datasets have each of ``require`` (REQUIREMENTS)."""
+
+    datasets: Selector
+    require: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     description: str
     severity: Severity
-    flow: FlowRule
+    flow: FlowRule | None = None
+    metadata: MetadataRule | None = None
     owners: tuple[str, ...] = ()
     waivers: tuple[Waiver, ...] = ()
     line: int | None = None
@@ -160,19 +174,42 @@ def _rule(node: yaml.Node, name: str) -> Rule:
         raise PolicyError(name, _line(rule_id_node or node), None,
                           "each rule needs an 'id' (letters, digits, '.', '_', '-')")
     _only(fields, node, name, rule_id, ("id", "description", "severity", "owners", "flow",
-                                        "waivers"), "a rule")
+                                        "metadata", "waivers"), "a rule")
     severity = _scalar(fields["severity"]) if "severity" in fields else "error"
     if severity not in ("error", "warning"):
         raise PolicyError(name, _line(fields["severity"]), rule_id,
                           f"severity {severity!r}: expected error or warning")
-    if "flow" not in fields:
-        raise PolicyError(name, _line(node), rule_id, "a rule needs a 'flow' (what it checks)")
+    if ("flow" in fields) == ("metadata" in fields):
+        raise PolicyError(name, _line(node), rule_id,
+                          "a rule checks one thing: give it a 'flow' or a 'metadata'")
     owners = tuple(_strings(fields["owners"], name, rule_id, "owners")) if "owners" in fields else ()
     waivers = tuple(_waiver(w, name, rule_id) for w in _items(fields.get("waivers"), name, rule_id,
                                                                  "waivers"))
     description = _scalar(fields["description"]) if "description" in fields else ""
     return Rule(rule_id, description or "", severity,  # type: ignore[arg-type]
-                _flow(fields["flow"], name, rule_id), owners, waivers, _line(node))
+                _flow(fields["flow"], name, rule_id) if "flow" in fields else None,
+                _metadata(fields["metadata"], name, rule_id) if "metadata" in fields else None,
+                owners, waivers, _line(node))
+
+
+def _metadata(node: yaml.Node, name: str, rule_id: str) -> MetadataRule:
+    fields = _mapping(node, name, rule_id, "metadata")
+    _only(fields, node, name, rule_id, ("datasets", "require"), "metadata")
+    for needed in ("datasets", "require"):
+        if needed not in fields:
+            raise PolicyError(name, _line(node), rule_id, f"metadata needs '{needed}'")
+    datasets = _selector(fields["datasets"], name, rule_id, "datasets")
+    if datasets.column is not None:
+        raise PolicyError(name, _line(fields["datasets"]), rule_id,
+                          "'datasets' selects datasets: a tag, namespace and dataset, no column")
+    require = _strings(fields["require"], name, rule_id, "require")
+    for item in require:
+        if item not in REQUIREMENTS:
+            raise PolicyError(name, _line(fields["require"]), rule_id,
+                              f"require {item!r}: expected {', '.join(REQUIREMENTS)}")
+    if not require:
+        raise PolicyError(name, _line(fields["require"]), rule_id, "'require' is empty")
+    return MetadataRule(datasets, tuple(dict.fromkeys(require)))
 
 
 def _flow(node: yaml.Node, name: str, rule_id: str) -> FlowRule:

@@ -41,7 +41,7 @@ def _rules(body: str) -> str:
 
 def test_the_example_policies_on_the_shop(shop: Graph) -> None:
     report = check(shop, read_policies(EXAMPLE))
-    staging, features, dashboards = report.results
+    staging, features, dashboards, marts = report.results
     # email reaches staging.users_clean.email_hash masked; full_name goes nowhere
     assert staging.holds and staging.sources == 2 and staging.violations == ()
     # ... and ml.user_features.email raw: the hop that copies it, by the job that does it
@@ -52,6 +52,10 @@ def test_the_example_policies_on_the_shop(shop: Graph) -> None:
     assert hop.type == "DIRECT" and hop.subtype == "IDENTITY" and not hop.masking
     assert hop.job is not None and hop.run is not None
     assert dashboards.holds and dashboards.sources == 1
+    # of the two marts, the enriched orders have no owner (revenue_by_country has team:finance)
+    assert marts.sources == 2
+    assert [v.what() for v in marts.violations] == [
+        f"{WH}:marts.orders_enriched lacks owner"]
     assert report.failed()
 
 
@@ -113,6 +117,31 @@ def test_a_hop_without_a_reported_transformation_is_unverified(graph: Graph) -> 
     assert allowed.holds
 
 
+def test_metadata_by_tag_and_what_a_dataset_lacks(shop: Graph, tmp_path: Path) -> None:
+    from ingest import commands
+    from ingest.log import SQLiteLog
+
+    rule = _rules("""\
+  - id: critical
+    metadata:
+      datasets: {tag: tier:critical}
+      require: [owner, description, schema, producer, column-lineage]
+""")
+    [nothing] = check(shop, parse_policies(rule)).results
+    assert nothing.sources == 0 and nothing.holds
+    # tagged through Marquez's API: the rule selects it
+    log = SQLiteLog(tmp_path / "events.db")
+    for name in ("raw.orders", "staging.users_clean"):
+        commands.tag(shop, log, "dataset", WH, name, "tier:critical", True)
+    [result] = check(shop, parse_policies(rule)).results
+    assert result.sources == 2
+    # raw.orders has an owner and is loaded by a job without column lineage; the staging table
+    # has column lineage but no owner; neither has a description
+    assert sorted(v.what() for v in result.violations) == [
+        f"{WH}:raw.orders lacks description, column-lineage",
+        f"{WH}:staging.users_clean lacks owner, description"]
+
+
 def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyPatch,
                                         tmp_path: Path) -> None:
     point_cli_at_test_server(monkeypatch)
@@ -124,9 +153,10 @@ def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyP
     sarif = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE), "--format", "sarif"])
     document = json.loads(sarif.stdout)
     [run] = document["runs"]
-    [result] = run["results"]
+    result, warning = run["results"]
     assert result["ruleId"] == "pii-masked-in-features" and result["level"] == "error"
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 14
+    assert warning["ruleId"] == "marts-owned-and-traced" and warning["level"] == "warning"
     markdown = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE), "--format",
                                    "markdown"])
     assert "```mermaid" in markdown.stdout and "class" in markdown.stdout

@@ -34,6 +34,7 @@ rules:
 
 def test_a_rule_as_written() -> None:
     [rule] = parse_policies(GOOD, "p.yaml").rules
+    assert rule.flow is not None and rule.metadata is None
     assert (rule.id, rule.severity, rule.owners, rule.line) == (
         "pii-masked", "warning", ("privacy@example.com",), 3)
     assert rule.flow.source.tag == "PII" and rule.flow.must == "masked"
@@ -48,7 +49,7 @@ def test_a_rule_as_written() -> None:
 def test_defaults_are_strict() -> None:
     [rule] = parse_policies("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: PII}, "
                             "to: {dataset: x}, must: masked}\n").rules
-    assert rule.severity == "error"
+    assert rule.flow is not None and rule.severity == "error"
     assert not rule.flow.aggregation_masks and not rule.flow.unverified_allowed
 
 
@@ -72,6 +73,13 @@ def test_defaults_are_strict() -> None:
     ("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, must: never}\n", 4, "r",
      "flow needs 'to'"),
     ("version: 1\nrules:\n  - [id, r\n", 4, None, "not YAML"),  # where YAML saw it end
+    ("version: 1\nrules:\n  - id: r\n    metadata: {datasets: {dataset: x}, require: [owners]}\n",
+     4, "r", "require 'owners'"),
+    ("version: 1\nrules:\n  - id: r\n    metadata: {datasets: {column: x}, require: [owner]}\n",
+     4, "r", "no column"),
+    ("version: 1\nrules:\n  - id: r\n    description: both\n    metadata: {datasets: {dataset: x}, "
+     "require: [owner]}\n    flow: {from: {tag: x}, to: {dataset: y}, must: never}\n", 3, "r",
+     "one thing"),
 ])
 def test_mistakes_name_the_file_line_and_rule(text: str, line: int, rule: str | None,
                                               says: str) -> None:
@@ -81,10 +89,19 @@ def test_mistakes_name_the_file_line_and_rule(text: str, line: int, rule: str | 
     assert says in str(e.value) and str(e.value).startswith(f"policies.yaml:{line}: ")
 
 
+def test_a_metadata_rule() -> None:
+    [rule] = parse_policies("version: 1\nrules:\n  - id: documented\n    metadata:\n"
+                            "      datasets: {tag: tier:critical}\n"
+                            "      require: [owner, column-lineage, owner]\n").rules
+    assert rule.flow is None and rule.metadata is not None
+    assert rule.metadata.datasets.tag == "tier:critical"
+    assert rule.metadata.require == ("owner", "column-lineage")
+
+
 def test_the_example_file_reads() -> None:
     rules = read_policies(EXAMPLE).rules
     assert [r.id for r in rules] == ["pii-masked-in-staging", "pii-masked-in-features",
-                                     "features-stay-out-of-dashboards"]
+                                     "features-stay-out-of-dashboards", "marts-owned-and-traced"]
 
 
 def test_an_unreadable_file_is_a_policy_error(tmp_path: Path) -> None:

@@ -1,0 +1,32 @@
+// Answers: for each dataset a policy rule selects (by name patterns, Java regular expressions
+// made from the rule's globs, and by tag), what it has of the metadata the answers need: an owner
+// (ownership facet), a description, a schema, a producer (a job writes it), and column lineage
+// into its columns from that producer.
+// A tag matches by its whole name, its key or its value, in any case, whether a producer's tags
+// facet or Marquez's API set it.
+// Param $namespace: a pattern of the namespace, or null
+// Param $dataset: a pattern of the dataset's name, or null
+// Param $tag: a tag, lower case, or null
+// Param $limit: the most datasets to answer
+// Returns: namespace, name, owner, description, schema, producer, columnLineage
+// :param namespace => null
+// :param dataset => 'marts\\..*'
+// :param tag => null
+// :param limit => 1000
+MATCH (d:Dataset)
+WHERE ($namespace IS NULL OR d.namespace =~ $namespace)
+  AND ($dataset IS NULL OR d.name =~ $dataset)
+  AND ($tag IS NULL
+       OR any(t IN coalesce(d.tags, []) WHERE toLower(t) = $tag OR toLower(t) STARTS WITH $tag + ':'
+              OR toLower(t) ENDS WITH ':' + $tag)
+       OR EXISTS { (d)-[:TAGGED]->(t:Tag) WHERE toLower(t.name) = $tag
+                   OR toLower(t.name) STARTS WITH $tag + ':' OR toLower(t.name) ENDS WITH ':' + $tag })
+RETURN d.namespace AS namespace, d.name AS name,
+       size(coalesce(d.owners, [])) > 0 AS owner,
+       coalesce(trim(d.description), '') <> '' AS description,
+       size(coalesce(d.schemaColumns, [])) > 0 AS schema,
+       EXISTS { (:Job)-[:WRITES]->(d) } AS producer,
+       EXISTS { (d)-[:HAS_COLUMN]->(:Column)-[e:DERIVED_FROM]->(:Column) WHERE e.alias IS NULL }
+         AS columnLineage
+ORDER BY namespace, name
+LIMIT $limit
