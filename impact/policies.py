@@ -16,10 +16,26 @@ owner, a description, a schema, a producer (a job writes it), column lineage int
 what it lacks.
 
 A flow rule with no column and no tag in its ``from`` selects datasets: for ``never`` a dataset-level
-path (a job that reads one and writes the other, transitively) is a violation too. Each violation
-carries the path node by node, each hop with its job, transformation, masking and run. A waiver
-that covers the target accepts a violation until its date; after it, the violation counts again
-and says the waiver expired.
+path (a job that reads one and writes the other, transitively) is a violation too.
+
+Three rules walk dataset-level lineage (impact.policy_graph):
+
+* ``through``: every path from a source to a target passes a checkpoint (a job or a dataset the
+  rule names); a target reached by a path that avoids them all is a violation, shown with that
+  path. Columns selected in ``from`` are walked by column lineage, datasets by dataset lineage.
+* ``residency``: data of a dataset in one region never reaches a dataset of another region (or,
+  as the rule says, one with no region). A violation is the pair of the last dataset of the region
+  on the path and the first one outside it, with the path between them.
+* ``sources``: every dataset at the root of a selected sink's upstream lineage is allowed.
+
+Each violation carries the path node by node, each hop with its job, transformation, masking and
+run. A waiver that covers the target accepts a violation until its date; after it, the violation
+counts again and says the waiver expired.
+
+Every violation has an **anchor**: the dataset whose lineage decides it (the source's dataset; a
+``sources`` rule's sink; a ``metadata`` rule's dataset). A rule can be checked for some anchors
+only (:class:`Scope`): that is how the rules are kept up to date after each batch the worker
+loads (impact.watch) without walking the whole graph.
 """
 
 from __future__ import annotations
@@ -28,15 +44,25 @@ import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
+from typing import Any
+
+import networkx as nx
 
 from graph.db import Graph
+from graph.errors import NotFound
+from impact import policy_graph
+from impact.answers import clamp_depth
 from impact.blast_radius import dataset_blast_radius
 from impact.policy_file import Policies, Rule, Selector, Waiver
+from impact.policy_graph import Node
 from impact.tag_reach import tagged_columns
-from impact.where import Step, where
+from impact.where import Step, basis, where
 
 MAX_SOURCES = 10_000
 """The most source columns (or datasets) one rule selects; past it the report says so."""
+
+ALL = 2**62
+"""A query's limit when the rule filters what it answers (by tag) in Python."""
 
 _VIOLATES_MASKED = {"raw", "transformed"}
 
@@ -58,12 +84,24 @@ class Violation:
     """The waiver that accepts it (still in force), if any."""
     expired: Waiver | None = None
     """A waiver that covered it but has expired."""
+    anchor: str = ""
+    """``namespace:name`` of the dataset whose lineage decides it (see the module's doc)."""
 
     def what(self) -> str:
         """The violation in a line."""
-        if self.rule.metadata is not None:
+        kind = self.rule.kind
+        if kind == "metadata":
             return f"{self.target} lacks {self.label}"
+        if kind == "sources":
+            return f"{self.target} derives from {self.source}, {self.label}"
+        if kind == "residency":
+            return f"{self.source} reaches {self.target}: {self.label}"
         return f"{self.source} reaches {self.target} {self.label}"
+
+    @property
+    def key(self) -> str:
+        """What makes it the same violation from one check to the next."""
+        return f"{self.rule.id}|{self.source}|{self.target}"
 
     @property
     def counts(self) -> bool:
@@ -99,6 +137,23 @@ class PolicyReport:
         return any(v.counts and v.rule.severity == "error" for v in self.violations)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The anchors a check is limited to: after a batch, the datasets it touched with those
+    upstream of them (whose paths may have changed) and those downstream (whose origins may
+    have changed); see impact.watch."""
+
+    touched: frozenset[tuple[str, str]]
+    upstream: frozenset[tuple[str, str]]
+    downstream: frozenset[tuple[str, str]]
+
+    def anchors(self, rule: Rule) -> frozenset[tuple[str, str]]:
+        """The anchors of ``rule``'s violations the batch may have changed."""
+        if rule.kind == "metadata":
+            return self.touched
+        return self.downstream if rule.kind == "sources" else self.upstream
+
+
 def check(graph: Graph, policies: Policies, depth: int | None = None,
           today: date | None = None) -> PolicyReport:
     """Every rule of ``policies`` against the graph as it is now."""
@@ -108,38 +163,53 @@ def check(graph: Graph, policies: Policies, depth: int | None = None,
                         tuple(check_rule(graph, rule, depth, day) for rule in policies.rules))
 
 
-def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date) -> RuleResult:
+def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
+               within: frozenset[tuple[str, str]] | None = None) -> RuleResult:
+    """``rule`` against the graph; with ``within``, only its violations anchored at those
+    datasets (``Scope.anchors``)."""
     if rule.metadata is not None:
-        return _metadata_rule(graph, rule, today)
+        return _metadata_rule(graph, rule, today, within)
+    if rule.residency is not None:
+        return _residency_rule(graph, rule, depth, today, within)
+    if rule.sources is not None:
+        return _sources_rule(graph, rule, depth, today, within)
     flow = rule.flow
-    assert flow is not None  # a rule is a flow or a metadata rule (impact.policy_file)
+    assert flow is not None  # a rule is of one kind (impact.policy_file)
     if flow.source.tag is None and flow.source.column is None:
-        return _dataset_rule(graph, rule, depth, today)
-    sources = list(_source_columns(graph, flow.source, MAX_SOURCES + 1))
+        return _dataset_rule(graph, rule, depth, today, within)
+    sources = list(_source_columns(graph, flow.source, MAX_SOURCES + 1, within))
+    if flow.must == "through":
+        return _through_columns(graph, rule, sources, depth, today)
     found: list[Violation] = []
     for ns, ds, col in sources[:MAX_SOURCES]:
         source = f"{ns}:{ds}.{col}"
-        for reach in where(graph, ns, ds, col, depth).reaches:
+        try:
+            reaches = where(graph, ns, ds, col, depth).reaches
+        except NotFound:  # a field a tags facet names that no schema or lineage holds
+            continue
+        for reach in reaches:
             if not flow.target.matches(reach.namespace, reach.dataset, reach.column):
                 continue
             label = _verdict(rule, reach.label)
             if label is None:
                 continue
             target = f"{reach.namespace}:{reach.dataset}.{reach.column}"
-            found.append(_waived(Violation(rule, source, target, label, reach.steps), rule,
-                                 reach.namespace, reach.dataset, reach.column, today))
+            found.append(_waived(Violation(rule, source, target, label, reach.steps,
+                                           anchor=f"{ns}:{ds}"),
+                                 rule, reach.namespace, reach.dataset, reach.column, today))
     return RuleResult(rule, min(len(sources), MAX_SOURCES), tuple(found),
                       len(sources) > MAX_SOURCES)
 
 
-def _metadata_rule(graph: Graph, rule: Rule, today: date) -> RuleResult:
+def _metadata_rule(graph: Graph, rule: Rule, today: date,
+                   within: frozenset[tuple[str, str]] | None) -> RuleResult:
     meta = rule.metadata
     assert meta is not None
     selected = meta.datasets
     rows = graph.read("policies/metadata", namespace=_regex(selected.namespace),
                       dataset=_regex(selected.dataset),
                       tag=selected.tag.strip().lower() if selected.tag else None,
-                      limit=MAX_SOURCES + 1)
+                      datasets=_listed(within), limit=MAX_SOURCES + 1)
     found: list[Violation] = []
     for row in rows[:MAX_SOURCES]:
         has = {"owner": row["owner"], "description": row["description"], "schema": row["schema"],
@@ -148,8 +218,8 @@ def _metadata_rule(graph: Graph, rule: Rule, today: date) -> RuleResult:
         missing = [item for item in meta.require if not has[item]]
         if missing:
             name = f"{row['namespace']}:{row['name']}"
-            found.append(_waived(Violation(rule, name, name, ", ".join(missing), ()), rule,
-                                 row["namespace"], row["name"], None, today))
+            found.append(_waived(Violation(rule, name, name, ", ".join(missing), (), anchor=name),
+                                 rule, row["namespace"], row["name"], None, today))
     return RuleResult(rule, min(len(rows), MAX_SOURCES), tuple(found), len(rows) > MAX_SOURCES)
 
 
@@ -168,29 +238,192 @@ def _verdict(rule: Rule, label: str) -> str | None:
     return None  # masked, influence
 
 
-def _dataset_rule(graph: Graph, rule: Rule, depth: int | None, today: date) -> RuleResult:
+def _dataset_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
+                  within: frozenset[tuple[str, str]] | None) -> RuleResult:
     """A rule whose sources are datasets: any dataset-level path to a target violates
-    ``never``; ``masked`` is checked on every column of the source datasets."""
+    ``never``; ``masked`` is checked on every column of the source datasets; ``through`` on
+    every dataset-level path."""
     flow = rule.flow
     assert flow is not None
-    datasets = graph.read("policies/datasets", namespace=_regex(flow.source.namespace),
-                          dataset=_regex(flow.source.dataset), limit=MAX_SOURCES + 1)
-    found: list[Violation] = []
-    for row in datasets[:MAX_SOURCES]:
-        ns, name = row["namespace"], row["name"]
+    datasets = _datasets(graph, flow.source, within)
+    chosen = [(row["namespace"], row["name"]) for row in datasets[:MAX_SOURCES]]
+    if flow.must == "through":
+        found = _through_datasets(graph, rule, chosen, depth, today)
+        return RuleResult(rule, len(chosen), found, len(datasets) > MAX_SOURCES)
+    found_: list[Violation] = []
+    for ns, name in chosen:
         if flow.must == "masked":  # every column of this dataset is a source
             of_dataset = Selector(namespace=_exact(ns), dataset=_exact(name), column="*")
-            found += check_rule(graph, replace(rule, flow=replace(flow, source=of_dataset)),
-                                depth, today).violations
+            found_ += check_rule(graph, replace(rule, flow=replace(flow, source=of_dataset)),
+                                 depth, today, frozenset({(ns, name)})).violations
             continue
         for item in dataset_blast_radius(graph, ns, name, depth).impacted:
             if item.kind != "dataset" or not flow.target.matches(item.namespace, item.name):
                 continue
-            found.append(_waived(Violation(rule, f"{ns}:{name}", f"{item.namespace}:{item.name}",
-                                           "reaches", (), tuple(item.path)),
-                                 rule, item.namespace, item.name, None, today))
-    return RuleResult(rule, min(len(datasets), MAX_SOURCES), tuple(found),
-                      len(datasets) > MAX_SOURCES)
+            found_.append(_waived(Violation(rule, f"{ns}:{name}", f"{item.namespace}:{item.name}",
+                                            "reaches", (), tuple(item.path), anchor=f"{ns}:{name}"),
+                                  rule, item.namespace, item.name, None, today))
+    return RuleResult(rule, len(chosen), tuple(found_), len(datasets) > MAX_SOURCES)
+
+
+def _datasets(graph: Graph, selector: Selector,
+              within: frozenset[tuple[str, str]] | None) -> list[dict[str, Any]]:
+    """The datasets ``selector`` selects (tags included), all or only those ``within``, sorted."""
+    if within is None:
+        rows = graph.read("policies/datasets", namespace=_regex(selector.namespace),
+                          dataset=_regex(selector.dataset),
+                          limit=MAX_SOURCES + 1 if selector.tag is None else ALL)
+    else:
+        rows = graph.read("policies/dataset_tags", datasets=_listed(within))
+    return [r for r in rows if selector.selects(r["namespace"], r["name"], None, r["tags"])]
+
+
+def _through_datasets(graph: Graph, rule: Rule, sources: list[tuple[str, str]],
+                      depth: int | None, today: date) -> tuple[Violation, ...]:
+    """``must: through`` on dataset lineage: each target a path reaches around every
+    checkpoint."""
+    flow = rule.flow
+    assert flow is not None
+    lineage = policy_graph.downstream(graph, sources, depth)
+    found = []
+    for ns, name in sources:
+        start: Node = ("dataset", ns, name)
+        if start not in lineage or _is_checkpoint(rule, start, None):
+            continue
+        for node, path in policy_graph.walk(lineage, start, lambda n, e: not _is_checkpoint(rule, n, e),
+                                            lambda n: False, depth):
+            if node[0] != "dataset" or not flow.target.matches(node[1], node[2]):
+                continue
+            found.append(_waived(Violation(
+                rule, f"{ns}:{name}", policy_graph.key(node), f"around {_checkpoints(rule)}",
+                policy_graph.steps(lineage, path), anchor=f"{ns}:{name}"),
+                rule, node[1], node[2], None, today))
+    return tuple(found)
+
+
+def _through_columns(graph: Graph, rule: Rule, sources: list[tuple[str, str, str]],
+                     depth: int | None, today: date) -> RuleResult:
+    """``must: through`` on column lineage: each target column a path reaches around every
+    checkpoint."""
+    flow = rule.flow
+    assert flow is not None
+    chosen = sources[:MAX_SOURCES]
+    lineage = nx.DiGraph()
+    starts = [{"namespace": ns, "dataset": ds, "column": col} for ns, ds, col in chosen]
+    for i in range(0, len(starts), policy_graph.STARTS_PER_QUERY):
+        for row in graph.read("policies/column_downstream",
+                              columns=starts[i:i + policy_graph.STARTS_PER_QUERY],
+                              depth=clamp_depth(depth)):
+            here = (row["namespace"], row["dataset"], row["column"])
+            lineage.add_node(here)
+            for s in row["sources"]:
+                lineage.add_edge((s["namespace"], s["dataset"], s["column"]), here, **s)
+    found = []
+    for ns, ds, col in chosen:
+        start = (ns, ds, col)
+        if start not in lineage or _is_checkpoint(rule, ("dataset", ns, ds), None):
+            continue
+        for node, path in policy_graph.walk(
+                lineage, start,
+                lambda n, e: not _is_checkpoint(rule, ("dataset", n[0], n[1]), e),
+                lambda n: False, depth):
+            if not flow.target.matches(*node):
+                continue
+            hops = tuple(_column_step(lineage, a, b) for a, b in zip(path, path[1:], strict=False)
+                         if not lineage.edges[a, b]["alias"])
+            found.append(_waived(Violation(
+                rule, f"{ns}:{ds}.{col}", f"{node[0]}:{node[1]}.{node[2]}",
+                f"around {_checkpoints(rule)}", hops, anchor=f"{ns}:{ds}"),
+                rule, node[0], node[1], node[2], today))
+    return RuleResult(rule, len(chosen), tuple(found), len(sources) > MAX_SOURCES)
+
+
+def _column_step(lineage: nx.DiGraph, a: tuple[str, str, str], b: tuple[str, str, str]) -> Step:
+    e = lineage.edges[a, b]
+    return Step(f"{a[0]}:{a[1]}.{a[2]}", f"{b[0]}:{b[1]}.{b[2]}", e["job"], e["run"], e["type"],
+                e["subtype"], bool(e["masking"]), None, None,
+                basis(e["type"], e["subtype"], bool(e["masking"])))
+
+
+def _is_checkpoint(rule: Rule, node: Node, edge: dict[str, Any] | None) -> bool:
+    """Whether the node a path enters, or the job of the edge it enters by, is a checkpoint."""
+    flow = rule.flow
+    assert flow is not None
+    job = (edge or {}).get("job") or ""
+    job_ns, _, job_name = job.partition(":") if job else ("", "", "")
+    return any(c.matches(*node) or (edge is not None and not edge.get("alias") and job
+                                    and c.matches("job", job_ns, job_name))
+               for c in flow.through)
+
+
+def _checkpoints(rule: Rule) -> str:
+    flow = rule.flow
+    assert flow is not None
+    return " and ".join(c.describe() for c in flow.through)
+
+
+def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
+                    within: frozenset[tuple[str, str]] | None) -> RuleResult:
+    """Each dataset in a region, walked downstream through datasets of no region (when the
+    rule allows them) to the first dataset of another region, or of none."""
+    residency = rule.residency
+    assert residency is not None
+    if within is None:
+        rows = graph.read("policies/datasets", namespace=None, dataset=None, limit=ALL)
+    else:
+        rows = graph.read("policies/dataset_tags", datasets=_listed(within))
+    regioned = [(r["namespace"], r["name"], home) for r in rows
+                if (home := residency.regions_of(r["namespace"], r["name"], r["tags"]))]
+    chosen = regioned[:MAX_SOURCES]
+    lineage = policy_graph.downstream(graph, [(ns, name) for ns, name, _ in chosen], depth)
+
+    def regions(node: Node) -> tuple[str, ...]:
+        return residency.regions_of(node[1], node[2], policy_graph.tags(lineage, node))
+
+    found = []
+    for ns, name, own in chosen:
+        for node, path in policy_graph.walk(
+                lineage, ("dataset", ns, name), lambda n, e: True,
+                # past a dataset of a region, the data is that region's (or a violation already)
+                lambda n: n[0] == "dataset" and bool(regions(n) or residency.unregioned_outside),
+                depth):
+            there = regions(node)
+            if node[0] != "dataset" or set(own) & set(there) or not (
+                    there or residency.unregioned_outside):
+                continue
+            label = (f"from {' and '.join(own)} to "
+                     + (" and ".join(there) if there else "a dataset of no region"))
+            found.append(_waived(Violation(rule, f"{ns}:{name}", policy_graph.key(node), label,
+                                           policy_graph.steps(lineage, path),
+                                           anchor=f"{ns}:{name}"),
+                                 rule, node[1], node[2], None, today))
+    return RuleResult(rule, len(chosen), tuple(found), len(regioned) > MAX_SOURCES)
+
+
+def _sources_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
+                  within: frozenset[tuple[str, str]] | None) -> RuleResult:
+    """Each selected sink's upstream roots, each one no ``allow`` selects a violation."""
+    sources = rule.sources
+    assert sources is not None
+    sinks = _datasets(graph, sources.sinks, within)
+    chosen = sinks[:MAX_SOURCES]
+    found = []
+    for row in chosen:
+        ns, name = row["namespace"], row["name"]
+        lineage = policy_graph.upstream(graph, [(ns, name)], depth)
+        sink: Node = ("dataset", ns, name)
+        if sink not in lineage:
+            continue
+        for root, path in policy_graph.roots(lineage, sink):
+            if any(a.selects(root[1], root[2], None, policy_graph.tags(lineage, root))
+                   for a in sources.allow):
+                continue
+            found.append(_waived(Violation(rule, policy_graph.key(root), f"{ns}:{name}",
+                                           "not an allowed source",
+                                           policy_graph.steps(lineage, path),
+                                           anchor=f"{ns}:{name}"),
+                                 rule, root[1], root[2], None, today))
+    return RuleResult(rule, len(chosen), tuple(found), len(sinks) > MAX_SOURCES)
 
 
 def _waived(violation: Violation, rule: Rule, namespace: str, dataset: str, column: str | None,
@@ -205,7 +438,14 @@ def _waived(violation: Violation, rule: Rule, namespace: str, dataset: str, colu
     return violation if expired is None else replace(violation, expired=expired)
 
 
-def _source_columns(graph: Graph, selector: Selector, limit: int) -> Iterator[tuple[str, str, str]]:
+def _source_columns(graph: Graph, selector: Selector, limit: int,
+                    within: frozenset[tuple[str, str]] | None) -> Iterator[tuple[str, str, str]]:
+    if within is not None:
+        for row in graph.read("policies/dataset_columns", datasets=_listed(within)):
+            if (row["node"] or selector.tag is not None) and selector.selects(
+                    row["namespace"], row["dataset"], row["column"], row["tags"]):
+                yield row["namespace"], row["dataset"], row["column"]
+        return
     if selector.tag is not None:
         for c in tagged_columns(graph, selector.tag):
             if selector.matches(c.namespace, c.dataset, c.column):
@@ -215,6 +455,11 @@ def _source_columns(graph: Graph, selector: Selector, limit: int) -> Iterator[tu
                           dataset=_regex(selector.dataset), column=_regex(selector.column),
                           limit=limit):
         yield row["namespace"], row["dataset"], row["column"]
+
+
+def _listed(within: frozenset[tuple[str, str]] | None) -> list[dict[str, str]] | None:
+    return None if within is None else [{"namespace": ns, "name": name}
+                                        for ns, name in sorted(within)]
 
 
 def _regex(glob: str | None) -> str | None:

@@ -24,12 +24,29 @@ evaluated: a file with one bad rule is refused, not half applied.
         metadata:
           datasets: {tag: "tier:critical"}
           require: [owner, description, schema, producer, column-lineage]
+      - id: exports-through-the-masking-job
+        flow:
+          from: {dataset: raw.users}
+          to: {namespace: "s3://partner-*"}
+          must: through                 # every path passes one of these checkpoints
+          through: [{job: "privacy.mask_*"}, {dataset: staging.users_masked}]
+      - id: eu-stays-in-eu
+        residency:
+          regions:
+            eu: [{tag: "region:eu"}, {namespace: "*eu-west*"}]
+            us: {tag: "region:us"}
+          unregioned: outside           # or allowed: a dataset with no region is not outside
+      - id: churn-trains-on-approved-data
+        sources:
+          sinks: {dataset: ml.churn_model}
+          allow: [{tag: approved}]
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -40,10 +57,11 @@ import yaml
 from graph.errors import LineageError
 
 Severity = Literal["error", "warning"]
-Must = Literal["never", "masked"]
+Must = Literal["never", "masked", "through"]
 REQUIREMENTS = ("owner", "description", "schema", "producer", "column-lineage")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _SELECTOR_KEYS = ("tag", "namespace", "dataset", "column")
+_KINDS = ("flow", "metadata", "residency", "sources")
 
 
 class PolicyError(LineageError):
@@ -70,13 +88,41 @@ class Selector:
         return (_glob(self.namespace, namespace) and _glob(self.dataset, dataset)
                 and (column is None or _glob(self.column, column)))
 
+    def selects(self, namespace: str, dataset: str, column: str | None = None,
+                tags: Iterable[str] = ()) -> bool:
+        """Whether a column (or dataset) carrying ``tags`` is selected, its tag included."""
+        return self.matches(namespace, dataset, column) and (
+            self.tag is None or any(tag_matches(self.tag, t) for t in tags))
+
     def describe(self) -> str:
         return ", ".join(f"{k} {getattr(self, k)}" for k in _SELECTOR_KEYS
                          if getattr(self, k) is not None) or "anything"
 
 
+def tag_matches(wanted: str, stored: str) -> bool:
+    """A tag matches by its whole name, its key or its value, in any case: ``PII`` matches
+    ``PII``, ``pii:true`` and ``classification:PII`` (as cypher/impact/tagged_columns.cypher)."""
+    w, s = wanted.strip().lower(), stored.lower()
+    return s == w or s.startswith(w + ":") or s.endswith(":" + w)
+
+
 def _glob(pattern: str | None, value: str) -> bool:
     return pattern is None or fnmatch.fnmatchcase(value, pattern)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A job or a dataset every path must pass (``must: through``), by glob patterns."""
+
+    kind: Literal["job", "dataset"]
+    name: str
+    namespace: str | None = None
+
+    def matches(self, kind: str, namespace: str, name: str) -> bool:
+        return kind == self.kind and _glob(self.namespace, namespace) and _glob(self.name, name)
+
+    def describe(self) -> str:
+        return f"{self.kind} " + (f"{self.namespace}:" if self.namespace else "") + self.name
 
 
 @dataclass(frozen=True)
@@ -100,6 +146,8 @@ class FlowRule:
     must: Must
     aggregation_masks: bool = False
     unverified_allowed: bool = False
+    through: tuple[Checkpoint, ...] = ()
+    """``must: through``: the checkpoints, one of which every path passes."""
 
 
 @dataclass(frozen=True)
@@ -111,16 +159,47 @@ class MetadataRule:
 
 
 @dataclass(frozen=True)
+class ResidencyRule:
+    """Data of a dataset in one region never reaches a dataset of another region; with
+    ``unregioned_outside``, nor a dataset that has no region."""
+
+    regions: tuple[tuple[str, tuple[Selector, ...]], ...]
+    """Each region's name and the selectors of its datasets (any one places a dataset in it)."""
+    unregioned_outside: bool = True
+
+    def regions_of(self, namespace: str, name: str, tags: Iterable[str]) -> tuple[str, ...]:
+        tags = tuple(tags)
+        return tuple(region for region, selectors in self.regions
+                     if any(s.selects(namespace, name, None, tags) for s in selectors))
+
+
+@dataclass(frozen=True)
+class SourcesRule:
+    """Each selected sink derives only from allowed sources: every dataset at the root of its
+    upstream lineage is selected by one of ``allow``."""
+
+    sinks: Selector
+    allow: tuple[Selector, ...]
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     description: str
     severity: Severity
     flow: FlowRule | None = None
     metadata: MetadataRule | None = None
+    residency: ResidencyRule | None = None
+    sources: SourcesRule | None = None
     owners: tuple[str, ...] = ()
     waivers: tuple[Waiver, ...] = ()
     line: int | None = None
     """Where the rule starts in its file (1-based), for messages and SARIF."""
+
+    @property
+    def kind(self) -> str:
+        """flow, metadata, residency or sources."""
+        return next(k for k in _KINDS if getattr(self, k) is not None)
 
 
 @dataclass(frozen=True)
@@ -173,15 +252,15 @@ def _rule(node: yaml.Node, name: str) -> Rule:
     if rule_id is None or not _ID.fullmatch(rule_id):
         raise PolicyError(name, _line(rule_id_node or node), None,
                           "each rule needs an 'id' (letters, digits, '.', '_', '-')")
-    _only(fields, node, name, rule_id, ("id", "description", "severity", "owners", "flow",
-                                        "metadata", "waivers"), "a rule")
+    _only(fields, node, name, rule_id, ("id", "description", "severity", "owners", *_KINDS,
+                                        "waivers"), "a rule")
     severity = _scalar(fields["severity"]) if "severity" in fields else "error"
     if severity not in ("error", "warning"):
         raise PolicyError(name, _line(fields["severity"]), rule_id,
                           f"severity {severity!r}: expected error or warning")
-    if ("flow" in fields) == ("metadata" in fields):
-        raise PolicyError(name, _line(node), rule_id,
-                          "a rule checks one thing: give it a 'flow' or a 'metadata'")
+    if sum(kind in fields for kind in _KINDS) != 1:
+        raise PolicyError(name, _line(node), rule_id, "a rule checks one thing: give it one of "
+                          "'flow', 'metadata', 'residency' or 'sources'")
     owners = tuple(_strings(fields["owners"], name, rule_id, "owners")) if "owners" in fields else ()
     waivers = tuple(_waiver(w, name, rule_id) for w in _items(fields.get("waivers"), name, rule_id,
                                                                  "waivers"))
@@ -189,6 +268,8 @@ def _rule(node: yaml.Node, name: str) -> Rule:
     return Rule(rule_id, description or "", severity,  # type: ignore[arg-type]
                 _flow(fields["flow"], name, rule_id) if "flow" in fields else None,
                 _metadata(fields["metadata"], name, rule_id) if "metadata" in fields else None,
+                _residency(fields["residency"], name, rule_id) if "residency" in fields else None,
+                _sources(fields["sources"], name, rule_id) if "sources" in fields else None,
                 owners, waivers, _line(node))
 
 
@@ -198,10 +279,7 @@ def _metadata(node: yaml.Node, name: str, rule_id: str) -> MetadataRule:
     for needed in ("datasets", "require"):
         if needed not in fields:
             raise PolicyError(name, _line(node), rule_id, f"metadata needs '{needed}'")
-    datasets = _selector(fields["datasets"], name, rule_id, "datasets")
-    if datasets.column is not None:
-        raise PolicyError(name, _line(fields["datasets"]), rule_id,
-                          "'datasets' selects datasets: a tag, namespace and dataset, no column")
+    datasets = _datasets(fields["datasets"], name, rule_id, "datasets")
     require = _strings(fields["require"], name, rule_id, "require")
     for item in require:
         if item not in REQUIREMENTS:
@@ -212,16 +290,78 @@ def _metadata(node: yaml.Node, name: str, rule_id: str) -> MetadataRule:
     return MetadataRule(datasets, tuple(dict.fromkeys(require)))
 
 
+def _residency(node: yaml.Node, name: str, rule_id: str) -> ResidencyRule:
+    fields = _mapping(node, name, rule_id, "residency")
+    _only(fields, node, name, rule_id, ("regions", "unregioned"), "residency")
+    if "regions" not in fields:
+        raise PolicyError(name, _line(node), rule_id, "residency needs 'regions'")
+    regions = _mapping(fields["regions"], name, rule_id, "regions")
+    if len(regions) < 2:
+        raise PolicyError(name, _line(fields["regions"]), rule_id,
+                          "'regions' names at least two regions, each with its datasets")
+    unregioned = _scalar(fields["unregioned"]) if "unregioned" in fields else "outside"
+    if unregioned not in ("outside", "allowed"):
+        raise PolicyError(name, _line(fields["unregioned"]), rule_id,
+                          f"unregioned {unregioned!r}: expected outside or allowed")
+    return ResidencyRule(tuple((region, tuple(_datasets(s, name, rule_id, f"regions.{region}")
+                                              for s in _one_or_more(value)))
+                               for region, value in regions.items()),
+                         unregioned == "outside")
+
+
+def _sources(node: yaml.Node, name: str, rule_id: str) -> SourcesRule:
+    fields = _mapping(node, name, rule_id, "sources")
+    _only(fields, node, name, rule_id, ("sinks", "allow"), "sources")
+    for needed in ("sinks", "allow"):
+        if needed not in fields:
+            raise PolicyError(name, _line(node), rule_id, f"sources needs '{needed}'")
+    allow = tuple(_datasets(s, name, rule_id, "allow") for s in _one_or_more(fields["allow"]))
+    return SourcesRule(_datasets(fields["sinks"], name, rule_id, "sinks"), allow)
+
+
+def _datasets(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:
+    """A selector of datasets: a tag, namespace and dataset patterns, no column."""
+    selected = _selector(node, name, rule_id, what)
+    if selected.column is not None:
+        raise PolicyError(name, _line(node), rule_id,
+                          f"'{what}' selects datasets: a tag, namespace and dataset, no column")
+    return selected
+
+
+def _one_or_more(node: yaml.Node) -> list[yaml.Node]:
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
+
+
+def _checkpoint(node: yaml.Node, name: str, rule_id: str) -> Checkpoint:
+    fields = _mapping(node, name, rule_id, "a checkpoint")
+    _only(fields, node, name, rule_id, ("job", "dataset", "namespace"), "a checkpoint")
+    if ("job" in fields) == ("dataset" in fields):
+        raise PolicyError(name, _line(node), rule_id,
+                          "a checkpoint is a 'job' or a 'dataset' (and perhaps its 'namespace')")
+    kind = "job" if "job" in fields else "dataset"
+    pattern = _scalar(fields[kind])
+    if not pattern:
+        raise PolicyError(name, _line(fields[kind]), rule_id, f"the checkpoint's {kind} is empty")
+    return Checkpoint(kind, pattern,  # type: ignore[arg-type]
+                      _scalar(fields["namespace"]) if "namespace" in fields else None)
+
+
 def _flow(node: yaml.Node, name: str, rule_id: str) -> FlowRule:
     fields = _mapping(node, name, rule_id, "flow")
-    _only(fields, node, name, rule_id, ("from", "to", "must", "aggregation", "unverified"), "flow")
+    _only(fields, node, name, rule_id, ("from", "to", "must", "through", "aggregation",
+                                        "unverified"), "flow")
     for needed in ("from", "to", "must"):
         if needed not in fields:
             raise PolicyError(name, _line(node), rule_id, f"flow needs '{needed}'")
     must = _scalar(fields["must"])
-    if must not in ("never", "masked"):
+    if must not in ("never", "masked", "through"):
         raise PolicyError(name, _line(fields["must"]), rule_id,
-                          f"must {must!r}: expected never or masked")
+                          f"must {must!r}: expected never, masked or through")
+    if (must == "through") != ("through" in fields):
+        raise PolicyError(name, _line(fields.get("through", fields["must"])), rule_id,
+                          "'must: through' and 'through' (the checkpoints) go together")
+    through = tuple(_checkpoint(c, name, rule_id)
+                    for c in _one_or_more(fields["through"])) if "through" in fields else ()
     aggregation = _scalar(fields["aggregation"]) if "aggregation" in fields else "does-not-mask"
     if aggregation not in ("masks", "does-not-mask"):
         raise PolicyError(name, _line(fields["aggregation"]), rule_id,
@@ -236,7 +376,7 @@ def _flow(node: yaml.Node, name: str, rule_id: str) -> FlowRule:
         raise PolicyError(name, _line(fields["to"]), rule_id,
                           "'to' selects by namespace, dataset and column; tags select sources")
     return FlowRule(source, target, must, aggregation == "masks",  # type: ignore[arg-type]
-                    unverified == "allowed")
+                    unverified == "allowed", through)
 
 
 def _selector(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:

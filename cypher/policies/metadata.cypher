@@ -7,13 +7,22 @@
 // Param $namespace: a pattern of the namespace, or null
 // Param $dataset: a pattern of the dataset's name, or null
 // Param $tag: a tag, lower case, or null
+// Param $datasets: only these datasets (a list of {namespace, name}), or null for all
 // Param $limit: the most datasets to answer
 // Returns: namespace, name, owner, description, schema, producer, columnLineage
 // :param namespace => null
 // :param dataset => 'marts\\..*'
 // :param tag => null
+// :param datasets => null
 // :param limit => 1000
-MATCH (d:Dataset)
+CALL () {
+  WITH * WHERE $datasets IS NULL
+  MATCH (d:Dataset) RETURN d
+  UNION
+  UNWIND coalesce($datasets, []) AS one
+  MATCH (d:Dataset {namespace: one.namespace, name: one.name}) RETURN d
+}
+WITH d
 WHERE ($namespace IS NULL OR d.namespace =~ $namespace)
   AND ($dataset IS NULL OR d.name =~ $dataset)
   AND ($tag IS NULL

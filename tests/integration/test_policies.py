@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -19,7 +20,13 @@ from impact.policies import check
 from impact.policy_file import parse_policies, read_policies
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem, read_file
-from tests.helpers import dataset, new_run_id, point_cli_at_test_server, run_event
+from tests.helpers import (
+    dataset,
+    ingest_events,
+    new_run_id,
+    point_cli_at_test_server,
+    run_event,
+)
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).parents[2]
@@ -140,6 +147,99 @@ def test_metadata_by_tag_and_what_a_dataset_lacks(shop: Graph, tmp_path: Path) -
     assert sorted(v.what() for v in result.violations) == [
         f"{WH}:raw.orders lacks description, column-lineage",
         f"{WH}:staging.users_clean lacks owner, description"]
+
+
+def test_through_every_path_passes_a_checkpoint(shop: Graph) -> None:
+    [datasets, columns, held] = check(shop, parse_policies(_rules("""\
+  - id: users-cleaned-first
+    flow:
+      from: {dataset: raw.users}
+      to: {dataset: "*"}
+      must: through
+      through: [{job: clean_users}]
+  - id: pii-cleaned-first
+    flow:
+      from: {tag: PII}
+      to: {dataset: "ml.*"}
+      must: through
+      through: {job: "clean_*", namespace: shop-nightly}
+  - id: orders-through-the-mart
+    flow:
+      from: {dataset: raw.orders}
+      to: {dataset: "dashboards.*"}
+      must: through
+      through: [{dataset: marts.revenue_by_country}]
+"""))).results
+    # raw.users reaches the features without the cleaning job; staging is written by it
+    assert [(v.target, v.label) for v in datasets.violations] == [
+        (f"{WH}:ml.user_features", "around job clean_users")]
+    [hop] = datasets.violations[0].steps
+    assert hop.job == "shop-nightly:ml_user_features" and hop.run is not None
+    # column lineage: email and full_name are PII; only email reaches the features, raw
+    [v] = columns.violations
+    assert (v.source, v.target) == (f"{WH}:raw.users.email", f"{WH}:ml.user_features.email")
+    assert [(s.job, s.subtype) for s in v.steps] == [("shop-nightly:ml_user_features", "IDENTITY")]
+    assert held.holds and held.sources == 1
+
+
+def _regions_graph(graph: Graph) -> Graph:
+    """eu_raw -> eu_clean (both EU); eu_clean -> us_mart (US); eu_clean -> scratch (no region)
+    -> us_report (US); us_raw (US) -> us_mart."""
+    def region(name: str, where: str | None) -> dict[str, Any]:
+        facets = {"tags": {"tags": [{"key": "region", "value": where}]}} if where else {}
+        return dataset(name, **facets)
+
+    steps = [("copy_eu", ["eu_raw"], region("eu_clean", "eu")),
+             ("export", ["eu_clean", "us_raw"], region("us_mart", "us")),
+             ("tmp", ["eu_clean"], region("scratch", None)),
+             ("push", ["scratch"], region("us_report", "us"))]
+    events = [run_event("COMPLETE", new_run_id(), "seed", outputs=[
+        region("eu_raw", "eu"), region("us_raw", "us")])]
+    events += [run_event("COMPLETE", new_run_id(), job, inputs=[dataset(i) for i in inputs],
+                         outputs=[out]) for job, inputs, out in steps]
+    report = ingest_events(graph, events)
+    assert report.loaded == len(events), report.rejected
+    return graph
+
+
+def test_residency_between_regions_and_datasets_of_no_region(graph: Graph) -> None:
+    _regions_graph(graph)
+    rule = _rules("""\
+  - id: eu-in-eu
+    residency:
+      regions:
+        eu: {tag: region:eu}
+        us: [{tag: region:us}]%s
+""")
+    [strict] = check(graph, parse_policies(rule % "")).results
+    assert strict.sources == 5  # every dataset of a region
+    # us_raw -> us_mart stays in the US; eu_raw -> eu_clean in the EU
+    assert sorted((v.source, v.target, v.label) for v in strict.violations) == [
+        ("ns:eu_clean", "ns:scratch", "from eu to a dataset of no region"),
+        ("ns:eu_clean", "ns:us_mart", "from eu to us")]
+    [lenient] = check(graph, parse_policies(rule % "\n      unregioned: allowed")).results
+    found = sorted((v.source, v.target, v.label) for v in lenient.violations)
+    assert found == [("ns:eu_clean", "ns:us_mart", "from eu to us"),
+                     ("ns:eu_clean", "ns:us_report", "from eu to us")]
+    through_scratch = next(v for v in lenient.violations if v.target == "ns:us_report")
+    assert [(s.source, s.target, s.job) for s in through_scratch.steps] == [
+        ("ns:eu_clean", "ns:scratch", "ns:tmp"), ("ns:scratch", "ns:us_report", "ns:push")]
+
+
+def test_sources_every_root_of_a_sink_is_allowed(shop: Graph) -> None:
+    rule = _rules("""\
+  - id: dashboard-from-orders
+    sources:
+      sinks: {dataset: "dashboards.*"}
+      allow: [{dataset: raw.orders}%s]
+""")
+    [result] = check(shop, parse_policies(rule % "")).results
+    assert result.sources == 1
+    assert [v.what() for v in result.violations] == [
+        f"{WH}:dashboards.revenue derives from {WH}:raw.users, not an allowed source"]
+    assert result.violations[0].steps[0].source == f"{WH}:raw.users"
+    [allowed] = check(shop, parse_policies(rule % ", {dataset: raw.users}")).results
+    assert allowed.holds
 
 
 def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyPatch,

@@ -98,6 +98,62 @@ def test_a_metadata_rule() -> None:
     assert rule.metadata.require == ("owner", "column-lineage")
 
 
+MORE = """\
+version: 1
+rules:
+  - id: through-masking
+    flow:
+      from: {dataset: raw.users}
+      to: {namespace: "s3://partner-*"}
+      must: through
+      through: [{job: "mask_*", namespace: privacy}, {dataset: staging.users_masked}]
+  - id: eu-in-eu
+    residency:
+      regions:
+        eu: [{tag: "region:eu"}, {namespace: "*eu-west*"}]
+        us: {tag: "region:us"}
+      unregioned: allowed
+  - id: churn-approved
+    sources:
+      sinks: {dataset: ml.churn_model}
+      allow: {tag: approved}
+"""
+
+
+def test_through_residency_and_sources_rules() -> None:
+    through, residency, sources = parse_policies(MORE).rules
+    assert [r.kind for r in (through, residency, sources)] == ["flow", "residency", "sources"]
+    assert through.flow is not None and through.flow.must == "through"
+    job, table = through.flow.through
+    assert job.matches("job", "privacy", "mask_emails") and not job.matches("job", "etl", "mask_x")
+    assert table.matches("dataset", "pg", "staging.users_masked")
+    assert not table.matches("job", "pg", "staging.users_masked")
+    assert residency.residency is not None and not residency.residency.unregioned_outside
+    assert residency.residency.regions_of("s3://eu-west-1", "t", ()) == ("eu",)
+    assert residency.residency.regions_of("x", "t", ("Region:US",)) == ("us",)
+    assert residency.residency.regions_of("x", "t", ("team:a",)) == ()
+    assert sources.sources is not None and len(sources.sources.allow) == 1
+    assert sources.sources.allow[0].selects("x", "y", None, ("approved:yes",))
+
+
+@pytest.mark.parametrize(("text", "line", "says"), [
+    ("    flow: {from: {tag: x}, to: {dataset: y}, must: through}\n", 4, "go together"),
+    ("    flow: {from: {tag: x}, to: {dataset: y}, must: masked, through: {job: j}}\n", 4,
+     "go together"),
+    ("    flow: {from: {tag: x}, to: {dataset: y}, must: through, through: {job: j, dataset: d}}\n",
+     4, "a 'job' or a 'dataset'"),
+    ("    residency: {regions: {eu: {tag: eu}}}\n", 4, "at least two regions"),
+    ("    residency: {regions: {eu: {tag: eu}, us: {column: c}}}\n", 4, "no column"),
+    ("    residency: {regions: {eu: {tag: eu}, us: {tag: us}}, unregioned: inside}\n", 4,
+     "unregioned 'inside'"),
+    ("    sources: {sinks: {dataset: m}}\n", 4, "sources needs 'allow'"),
+])
+def test_mistakes_in_the_other_rule_kinds(text: str, line: int, says: str) -> None:
+    with pytest.raises(PolicyError) as e:
+        parse_policies("version: 1\nrules:\n  - id: r\n" + text, "p.yaml")
+    assert e.value.line == line and e.value.rule == "r" and says in str(e.value), str(e.value)
+
+
 def test_the_example_file_reads() -> None:
     rules = read_policies(EXAMPLE).rules
     assert [r.id for r in rules] == ["pii-masked-in-staging", "pii-masked-in-features",
@@ -118,7 +174,7 @@ def test_the_schema_and_the_reader_agree() -> None:
     schema = json.loads((Path(__file__).parents[2] / "docs" / "policies.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    for text in (GOOD, EXAMPLE.read_text()):
+    for text in (GOOD, MORE, EXAMPLE.read_text()):
         document = yaml.safe_load(text)
         for waiver in (w for r in document["rules"] for w in r.get("waivers", [])):
             waiver["until"] = str(waiver["until"])  # YAML reads a date; JSON holds it as text
