@@ -186,8 +186,9 @@ def _regions_graph(graph: Graph) -> Graph:
     """eu_raw -> eu_clean (both EU); eu_clean -> us_mart (US); eu_clean -> scratch (no region)
     -> us_report (US); us_raw (US) -> us_mart."""
     def region(name: str, where: str | None) -> dict[str, Any]:
-        facets = {"tags": {"tags": [{"key": "region", "value": where}]}} if where else {}
-        return dataset(name, **facets)
+        if where is None:
+            return dataset(name)
+        return dataset(name, tags={"tags": [{"key": "region", "value": where}]})
 
     steps = [("copy_eu", ["eu_raw"], region("eu_clean", "eu")),
              ("export", ["eu_clean", "us_raw"], region("us_mart", "us")),
