@@ -86,6 +86,13 @@ class Violation:
     """A waiver that covered it but has expired."""
     anchor: str = ""
     """``namespace:name`` of the dataset whose lineage decides it (see the module's doc)."""
+    column_of: str = ""
+    """``namespace:name`` of the target's dataset when the target is a column."""
+
+    @property
+    def target_dataset(self) -> str:
+        """``namespace:name`` of the dataset the target is or is a column of."""
+        return self.column_of or self.target
 
     def what(self) -> str:
         """The violation in a line."""
@@ -195,7 +202,8 @@ def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
                 continue
             target = f"{reach.namespace}:{reach.dataset}.{reach.column}"
             found.append(_waived(Violation(rule, source, target, label, reach.steps,
-                                           anchor=f"{ns}:{ds}"),
+                                           anchor=f"{ns}:{ds}",
+                                           column_of=f"{reach.namespace}:{reach.dataset}"),
                                  rule, reach.namespace, reach.dataset, reach.column, today))
     return RuleResult(rule, min(len(sources), MAX_SOURCES), tuple(found),
                       len(sources) > MAX_SOURCES)
@@ -333,7 +341,8 @@ def _through_columns(graph: Graph, rule: Rule, sources: list[tuple[str, str, str
                          if not lineage.edges[a, b]["alias"])
             found.append(_waived(Violation(
                 rule, f"{ns}:{ds}.{col}", f"{node[0]}:{node[1]}.{node[2]}",
-                f"around {_checkpoints(rule)}", hops, anchor=f"{ns}:{ds}"),
+                f"around {_checkpoints(rule)}", hops, anchor=f"{ns}:{ds}",
+                column_of=f"{node[0]}:{node[1]}"),
                 rule, node[0], node[1], node[2], today))
     return RuleResult(rule, len(chosen), tuple(found), len(sources) > MAX_SOURCES)
 

@@ -41,6 +41,31 @@ class Rows:
     """A job's column lineage in one event as a whole: {jobNamespace, jobName, runId, digest,
     edges (keys)}; see ingest.load."""
 
+    def touched(self) -> set[tuple[str, str]]:
+        """Every dataset (namespace, name) these rows write, read, rename or name in an edge:
+        what a batch could have changed the lineage of (impact.watch)."""
+        found = {(r["namespace"], r["name"]) for kind in ("datasets", "reads", "writes",
+                                                          "job_reads", "job_writes", "symlinks",
+                                                          "renames")
+                 for r in getattr(self, kind)}
+        found |= {(r["aliasNamespace"], r["aliasName"]) for r in self.symlinks}
+        found |= {(r["oldNamespace"], r["oldName"]) for r in self.renames}
+        found |= {(r["namespace"], r["dataset"]) for r in self.columns}
+        for r in self.column_edges:
+            found |= {(r["outNamespace"], r["outDataset"]), (r["inNamespace"], r["inDataset"])}
+        for r in self.dataset_edges:
+            found |= {(r["outNamespace"], r["outDataset"]), (r["inNamespace"], r["inName"])}
+        for r in self.flows:
+            found |= {(r[f"{end}Namespace"], r[f"{end}Name"]) for end in ("out", "in")
+                      if r[f"{end}Kind"] == "DATASET"}
+        return found
+
+    def handoffs(self) -> set[tuple[str, str]]:
+        """The jobs (namespace, name) at an end of an explicit lineage edge: nodes of lineage
+        the batch could have joined to others (impact.watch)."""
+        return {(r[f"{end}Namespace"], r[f"{end}Name"]) for r in self.flows
+                for end in ("out", "in") if r[f"{end}Kind"] == "JOB"}
+
     def extend(self, other: Rows) -> None:
         for kind in KINDS:
             getattr(self, kind.name).extend(getattr(other, kind.name))

@@ -55,6 +55,12 @@ class BatchResult:
     duplicates: int
     dead: int
     seconds: float
+    datasets: frozenset[tuple[str, str]] = frozenset()
+    """The datasets the batch's events touched (ingest.rows.Rows.touched)."""
+    handoffs: frozenset[tuple[str, str]] = frozenset()
+    """The jobs its explicit lineage joined to others (ingest.rows.Rows.handoffs)."""
+    commands: bool = False
+    """The batch applied metadata commands (ingest.commands)."""
 
 
 class Worker:
@@ -152,7 +158,11 @@ class Worker:
             add={"batches_total": 1, "events_total": len(entries),
                  "dead_letters_total": len(report.rejected),
                  "batch_seconds_total": seconds})
-        return BatchResult(len(entries), report.loaded, report.duplicates, len(report.rejected), seconds)
+        rows = [prepared.plan.rows for prepared in pending.prepared]
+        return BatchResult(len(entries), report.loaded, report.duplicates, len(report.rejected),
+                           seconds, frozenset(d for r in rows for d in r.touched()),
+                           frozenset(j for r in rows for j in r.handoffs()),
+                           entries[0].kind == "command")
 
     def _adapt(self, events: int, too_large: int, largest_load: int) -> None:
         """After a batch Neo4j refused for its size, shrink the batch bounds to the largest part

@@ -13,6 +13,9 @@ CREATE CONSTRAINT tag_key IF NOT EXISTS
 FOR (t:Tag) REQUIRE t.name IS UNIQUE;
 CREATE CONSTRAINT namespace_key IF NOT EXISTS
 FOR (m:Namespace) REQUIRE m.name IS UNIQUE;
+CREATE CONSTRAINT policy_violation_key IF NOT EXISTS
+FOR (v:PolicyViolation) REQUIRE v.key IS UNIQUE;
+CREATE INDEX policy_violation_anchor IF NOT EXISTS FOR (v:PolicyViolation) ON (v.anchor);
 CREATE INDEX dataset_name IF NOT EXISTS FOR (d:Dataset) ON (d.name);
 CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
 CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);

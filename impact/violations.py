@@ -1,0 +1,92 @@
+"""The violations of policy rules lineage-graph keeps in Neo4j (``:PolicyViolation`` nodes), each
+with when it was first and last seen and when it cleared; what ``GET /api/v1/policies/violations``
+lists and ``/metrics`` counts.
+
+A rule checked for some anchors (impact.policies.Scope) replaces what is stored for those anchors
+only: a violation seen again is last seen now, a new one (or one that had cleared) first seen
+now, and one no longer seen is cleared now. :func:`record` says which appeared and which
+cleared, for the webhook (impact.watch).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from graph.db import Graph
+from impact.policies import RuleResult, Violation
+
+
+@dataclass(frozen=True)
+class Change:
+    """A violation that appeared or cleared, as the store holds it."""
+
+    event: str
+    """``appeared`` or ``cleared``."""
+    key: str
+    rule: str
+    violation: Violation | None
+    """The violation when it appeared; None when it cleared (it is no longer seen)."""
+    at: str
+
+
+def record(graph: Graph, results: Iterable[RuleResult], at: datetime,
+           anchors: frozenset[tuple[str, str]] | None, retired_rules: Sequence[str] = ()
+           ) -> list[Change]:
+    """Store what the check of each rule in ``results`` found, for ``anchors`` (None: every
+    anchor), and clear every open violation of ``retired_rules`` (rules no longer in the file)."""
+    results = list(results)
+    when = at.isoformat()
+    anchor_names = None if anchors is None else sorted(f"{ns}:{n}" for ns, n in anchors)
+    rule_ids = [r.rule.id for r in results]
+    before = {row["key"]: row for row in graph.read(
+        "policies/open_violations", rules=rule_ids + list(retired_rules), anchors=None)}
+    # a scoped check owns only its anchors' violations; the retired rules' are all cleared
+    owned = {k for k, row in before.items()
+             if row["rule"] in retired_rules or anchor_names is None
+             or row["anchor"] in anchor_names}
+    now = {v.key: v for r in results for v in r.violations}
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if now:
+        steps.append(("policies/save_violations", {"rows": [_row(v) for v in now.values()],
+                                                   "at": when}))
+    gone = sorted(owned - now.keys())
+    if gone:
+        steps.append(("policies/clear_violations", {"keys": gone, "at": when}))
+    if steps:
+        graph.write(steps)
+    changes = [Change("appeared", k, v.rule.id, v, when) for k, v in sorted(now.items())
+               if k not in before]
+    changes += [Change("cleared", k, before[k]["rule"], None, when) for k in gone]
+    return changes
+
+
+def _row(v: Violation) -> dict[str, Any]:
+    # a sources rule's source is a dataset (the root) the anchor (the sink) derives from
+    root = v.source if v.rule.kind == "sources" and not v.source.startswith("job ") else ""
+    datasets = sorted({v.anchor, v.target_dataset, root} - {""})
+    return {"key": v.key, "rule": v.rule.id, "severity": v.rule.severity, "kind": v.rule.kind,
+            "source": v.source, "target": v.target, "anchor": v.anchor, "datasets": datasets,
+            "label": v.label, "what": v.what(), "counts": v.counts,
+            "waiver": None if v.waiver is None else v.waiver.reason,
+            "steps": json.dumps([{"from": s.source, "to": s.target, "job": s.job, "run": s.run,
+                                  "type": s.type, "subtype": s.subtype, "masking": s.masking}
+                                 for s in v.steps] or [{"path": list(v.path)}] if v.path else [])}
+
+
+def listing(graph: Graph, rule: str | None = None, dataset: str | None = None,
+            severity: str | None = None, state: str = "open", limit: int = 100,
+            offset: int = 0) -> tuple[int, list[dict[str, Any]]]:
+    """Stored violations, newest first, and how many match in all."""
+    [row] = graph.read("policies/violations", rule=rule, dataset=dataset, severity=severity,
+                       state=state, limit=limit, offset=offset)
+    found = [{**v, "steps": json.loads(v["steps"] or "[]")} for v in row["violations"]]
+    return row["total"], found
+
+
+def open_counts(graph: Graph) -> list[tuple[str, str, int]]:
+    """(rule, severity, how many) of the open violations that count."""
+    return [(r["rule"], r["severity"], r["open"]) for r in graph.read("policies/violation_counts")]
