@@ -54,12 +54,12 @@ def _entries() -> list[dict[str, Any]]:
     """The shop's events, events that place some of it in regions and send EU data to a US
     table, and tags set through the API (commands) on the way."""
     events = [json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()]
-    regions = {"tags": {"tags": [{"key": "region", "value": "eu"}]}}
     events.append(run_event("COMPLETE", new_run_id(), "ship_us", ns="shop-nightly", inputs=[
         dataset("marts.revenue_by_country", WH)], outputs=[dataset(
             "us.revenue_copy", WH, tags={"tags": [{"key": "region", "value": "us"}]})]))
     events.append(run_event("COMPLETE", new_run_id(), "mark_eu", ns="shop-nightly", outputs=[
-        dataset("marts.revenue_by_country", WH, **regions)],
+        dataset("marts.revenue_by_country", WH,
+                tags={"tags": [{"key": "region", "value": "eu"}]})],
         time="2024-06-01T01:00:00Z"))
     tags = [commands.command("tag_add", {"kind": "dataset", "namespace": WH, "name": name,
                                          "field": None, "tag": "tier:critical", "by": "api"})
