@@ -27,6 +27,7 @@ from api.routes import (
     lookups,
     namespaces,
     ops,
+    policies,
     questions,
     runs,
     search,
@@ -39,7 +40,7 @@ from graph.settings import Settings, get_settings
 from ingest.log import EventLog
 
 ROUTERS = (ops, lineage, questions, lookups, namespaces, datasets, jobs, runs, sources, tags,
-           search, stats)
+           search, stats, policies)
 """The route table, by resource: Marquez's nouns, our questions and lookups, operations."""
 
 

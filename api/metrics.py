@@ -34,7 +34,10 @@ def _line(name: str, value: float, labels: dict[str, str] | None = None) -> str:
     return f"{name} {value:g}"
 
 
-def render(counters: Counters, log: EventLog) -> str:
+def render(counters: Counters, log: EventLog,
+           violations: list[tuple[str, str, int]] | None = None) -> str:
+    """The metrics; ``violations``: (rule, severity, open) of the policy rules the worker keeps
+    checked (impact.violations.open_counts), None when there are none to say."""
     out: list[str] = []
 
     def metric(name: str, kind: str, help_: str, samples: list[tuple[float, dict[str, str] | None]]) -> None:
@@ -74,4 +77,8 @@ def render(counters: Counters, log: EventLog) -> str:
     metric("lineage_worker_last_batch_seconds", "gauge", "Duration of the last batch.",
            [(stats.get("last_batch_seconds", 0), None)])
     metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(log.dead_letter_count(), None)])
+    if violations is not None:
+        metric("lineage_policy_violations", "gauge",
+               "Open violations of each policy rule that count (no waiver accepts them).",
+               [(n, {"rule": rule, "severity": severity}) for rule, severity, n in violations])
     return "\n".join(out) + "\n"

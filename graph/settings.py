@@ -98,7 +98,12 @@ class Settings(BaseSettings):
     scrubbed as the graph holds them (``ingest.secrets``). Opt in only where the log is as well
     guarded as the producers' own credentials."""
     policies: Path | None = None
-    """The policy file ``lineage policy check`` reads by default (docs/policies.md)."""
+    """The policy file (docs/policies.md): ``lineage policy check`` reads it by default, and with
+    it set ``lineage worker`` keeps its rules checked after each batch it loads, and the API
+    serves them (``/api/v1/policies``, ``/metrics``)."""
+    policy_webhook: str | None = None
+    """A URL the worker POSTs a JSON document to when a violation of a policy rule appears or
+    clears (docs/policies.md, "Kept checked"); retried with backoff, never holding up loading."""
     worker_batch: int = Field(default=WORKER_BATCH, ge=1)
     worker_batch_bytes: int = Field(default=WORKER_BATCH_BYTES, ge=1024)
     """The most events and bytes of event JSON the worker loads in one transaction. A backlog

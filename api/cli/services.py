@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,12 @@ from api.cli.common import err, fail, local_server, out, writing_graph
 from api.cli.render import facts
 from graph.errors import LineageError
 from graph.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from api.webhook import Webhook
+    from graph.db import Graph
+    from impact.policy_file import Policies
+    from impact.watch import Watching
 
 log = logging.getLogger("lineage.services")
 
@@ -66,13 +72,17 @@ def serve_cmd(
 def worker_cmd(
     once: Annotated[bool, typer.Option("--once", help="Load what the log holds now, then exit.")] = False,
 ) -> None:
-    """Consume the event log into Neo4j (what `lineage up` runs). Stops cleanly on Ctrl-C/SIGTERM."""
+    """Consume the event log into Neo4j (what `lineage up` runs). Stops cleanly on Ctrl-C/SIGTERM.
+
+    With LINEAGE_POLICIES set, it also keeps the policy rules checked: all of them at start, then
+    after each batch what the batch could change (docs/policies.md, "Kept checked"), and POSTs
+    each violation that appears or clears to LINEAGE_POLICY_WEBHOOK if set."""
     import signal
     import threading
 
     from ingest.log import open_log
     from ingest.pipeline import relax_gc
-    from ingest.worker import CONSUMER, Worker
+    from ingest.worker import CONSUMER, BatchResult, Worker
 
     logging.getLogger().setLevel(logging.INFO)  # a line per batch
     relax_gc()
@@ -81,6 +91,12 @@ def worker_cmd(
     events = open_log(settings.log_path)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    from impact.policy_file import read_policies
+
+    try:
+        rules = read_policies(settings.policies) if settings.policies else None
+    except LineageError as e:
+        raise fail(f"{e} (LINEAGE_POLICIES)", code=2) from e
     try:
         with events.claim(CONSUMER), writing_graph(settings) as graph:
             worker = Worker(graph, events, settings.worker_batch,
@@ -90,13 +106,56 @@ def worker_cmd(
             if once:
                 while worker.run_once() is not None:
                     pass  # each batch is logged (api.logs)
+                if rules is not None:
+                    _check_policies_once(graph, rules, settings.policy_webhook)
                 return
             log.info("consuming %s (lag %d events)", settings.log_path, worker.lag())
+            watching, webhook = _watch_policies(graph, rules, settings.policy_webhook)
+
+            def on_batch(result: BatchResult) -> None:
+                if watching is not None:
+                    watching.offer(result.datasets, result.handoffs, result.commands)
+
             with contextlib.suppress(KeyboardInterrupt):
-                worker.run(stop, settings.worker_poll)
+                worker.run(stop, settings.worker_poll, on_batch)
+            if watching is not None:
+                watching.stop()
+            if webhook is not None:
+                webhook.close(wait=5.0)
             log.info("stopped")
     except LineageError as e:
         raise fail(str(e)) from e
+
+
+def _watch_policies(graph: Graph, rules: Policies | None, url: str | None
+                    ) -> tuple[Watching | None, Webhook | None]:
+    """The policy rules kept checked on a thread of their own, their changes sent to ``url``."""
+    from api.webhook import Webhook
+    from impact.watch import PolicyWatch, Watching
+
+    if rules is None:
+        return None, None
+    webhook = Webhook(url, rules) if url else None
+    log.info("keeping %d policy rules of %s checked%s", len(rules.rules), rules.path,
+             f"; changes go to {url}" if url else "")
+    watching = Watching(PolicyWatch(graph, rules),
+                        notify=webhook.send if webhook else lambda changes: None).start()
+    return watching, webhook
+
+
+def _check_policies_once(graph: Graph, rules: Policies, url: str | None) -> None:
+    """``--once``: the rules checked in full after the load, the changes sent before exiting."""
+    from api.webhook import Webhook
+    from impact.watch import PolicyWatch
+
+    done = PolicyWatch(graph, rules).full()
+    log.info("policy rules checked: %d appeared, %d cleared",
+             sum(c.event == "appeared" for c in done.changes),
+             sum(c.event == "cleared" for c in done.changes))
+    if url and done.changes:
+        webhook = Webhook(url, rules)
+        webhook.send(done.changes)
+        webhook.close(wait=30.0)
 
 
 def lower_priority(nice: int) -> None:

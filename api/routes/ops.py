@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from api.deps import services
+from api.deps import Services, services
 from api.metrics import render
+from graph.errors import LineageError
+from impact.policy_file import read_policies
+from impact.violations import open_counts
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["ops"])
 
@@ -33,5 +41,20 @@ def ready(request: Request) -> JSONResponse:
 @router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
 def metrics(request: Request) -> PlainTextResponse:
     found = services(request)
-    return PlainTextResponse(render(found.counters, found.log()),
+    return PlainTextResponse(render(found.counters, found.log(), _violations(found)),
                              media_type="text/plain; version=0.0.4")
+
+
+def _violations(found: Services) -> list[tuple[str, str, int]] | None:
+    """The open violations per rule and severity, with every rule of the policy file (0 when
+    none is open); None without a policy file, or when Neo4j does not answer (the other metrics
+    are still served)."""
+    if found.settings.policies is None:
+        return None
+    try:
+        rules = read_policies(Path(found.settings.policies)).rules
+        counted = {(rule, severity): n for rule, severity, n in open_counts(found.graph())}
+    except LineageError as e:
+        log.warning("/metrics without the policy violations: %s", e)
+        return None
+    return [(r.id, r.severity, counted.get((r.id, r.severity), 0)) for r in rules]

@@ -5,8 +5,14 @@ clearing are kept."""
 
 from __future__ import annotations
 
+import http.server
 import json
+import os
 import random
+import subprocess
+import sys
+import threading
+import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -179,3 +185,91 @@ def test_the_example_rules_watch_the_shop(graph: Graph, tmp_path: Path) -> None:
     assert {c.key for c in done.changes} == {v.key for v in check(graph, policies).violations}
     assert f"pii-masked-in-features|{WH}:raw.users.email|{WH}:ml.user_features.email" in {
         c.key for c in done.changes}
+
+
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    """A webhook receiver: refuses the first POST (503), takes the others."""
+
+    got: list[dict[str, Any]] = []
+    refused = 0
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if _Receiver.refused == 0:
+            _Receiver.refused += 1
+            self.send_response(503)
+        else:
+            _Receiver.got.append(json.loads(body))
+            self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_worker_keeps_the_rules_checked_serves_them_and_tells_a_webhook(
+        graph: Graph, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from graph.settings import Settings
+    from tests.conftest import server_settings
+    from tests.helpers import free_port, wait_loaded
+
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    example = ROOT / "examples" / "policies" / "shop.yaml"
+    env = {**os.environ, "LINEAGE_LOG_FILE": str(tmp_path / "events.db"),
+           "LINEAGE_POLICIES": str(example),
+           "LINEAGE_POLICY_WEBHOOK": f"http://127.0.0.1:{receiver.server_port}/hook"}
+    if not os.environ.get("NEO4J_URI"):
+        s = server_settings()
+        env |= {"LINEAGE_STATE_DIR": str(s.state_dir),
+                "LINEAGE_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
+                "LINEAGE_NEO4J_HTTP_PORT": str(s.neo4j_http_port)}
+    log = SQLiteLog(tmp_path / "events.db")
+    worker = subprocess.Popen([sys.executable, "-m", "api.cli", "worker"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        log.append([json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()])
+        wait_loaded(log, timeout=120)
+        deadline = time.monotonic() + 60
+        wanted = f"pii-masked-in-features|{WH}:raw.users.email|{WH}:ml.user_features.email"
+        while wanted not in {d["key"] for d in _Receiver.got} and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        worker.terminate()
+        _, stderr = worker.communicate(timeout=30)
+        receiver.shutdown()
+    sent = {d["key"]: d for d in _Receiver.got}
+    assert wanted in sent, stderr.decode()[-3000:]
+    assert _Receiver.refused == 1  # the first try was refused: it came again
+    doc = sent[wanted]
+    assert doc["event"] == "appeared" and doc["rule"]["severity"] == "error"
+    assert doc["rule"]["owners"] == ["privacy@shop.example", "ml-platform@shop.example"]
+    assert doc["violation"]["label"] == "raw" and doc["violation"]["steps"][0]["subtype"] == "IDENTITY"
+    # the API serves what the worker keeps
+    api = TestClient(create_app(Settings(policies=example), graph, log),
+                     base_url="http://localhost", client=("127.0.0.1", 40001))
+    listed = api.get("/api/v1/policies").json()
+    counts = {r["id"]: r["openViolations"] for r in listed["rules"]}
+    assert counts == {"pii-masked-in-staging": 0, "pii-masked-in-features": 1,
+                      "features-stay-out-of-dashboards": 0, "marts-owned-and-traced": 1}
+    found = api.get("/api/v1/policies/violations", params={"dataset": "ml.user_features"}).json()
+    assert found["totalCount"] == 1
+    [v] = found["violations"]
+    assert v["key"] == wanted and v["firstSeen"] and v["clearedAt"] is None
+    assert api.get("/api/v1/policies/violations",
+                   params={"severity": "warning"}).json()["totalCount"] == 1
+    assert api.get("/api/v1/policies/violations", params={"state": "cleared"}).json() == {
+        "totalCount": 0, "violations": []}
+    assert api.get("/api/v1/policies/violations", params={"state": "gone"}).status_code == 422
+    metrics = api.get("/metrics").text
+    assert ('lineage_policy_violations{rule="pii-masked-in-features",severity="error"} 1'
+            in metrics)
+    assert ('lineage_policy_violations{rule="pii-masked-in-staging",severity="error"} 0'
+            in metrics)
+    without = TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
+                         client=("127.0.0.1", 40001))
+    assert without.get("/api/v1/policies").status_code == 404
+    assert "lineage_policy_violations" not in without.get("/metrics").text
