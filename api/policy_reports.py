@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from impact.policies import PolicyReport, Violation
+from impact.policy_delta import PolicyDelta
 
 MERMAID_PATHS = 10  # paths drawn per rule in Markdown; the rest are listed
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -158,3 +159,47 @@ def policy_sarif(report: PolicyReport) -> str:
 
 def _level(severity: str) -> str:
     return "error" if severity == "error" else "warning"
+
+
+def delta_text(delta: PolicyDelta) -> str:
+    """What a change does to the policy rules, for ``lineage check``."""
+    lines = ["", f"policies {delta.after.path}: " + (
+        "the change adds no violation" if not delta.new else
+        f"the change adds {len(delta.new)} violation{'s' if len(delta.new) > 1 else ''}")]
+    for v in delta.new:
+        lines.append(f"  new violation of rule {v.rule.id} ({v.rule.severity}): {v.what()}")
+        lines += [f"    {hop}" for hop in _hops(v)]
+    for v in delta.removed:
+        lines.append(f"  removes the violation of rule {v.rule.id}: {v.what()}")
+    if delta.kept:
+        lines.append(f"  {len(delta.kept)} violations the graph has now are not the change's "
+                     "(`lineage policy check` lists them)")
+    return "\n".join(lines) + "\n"
+
+
+def delta_markdown(delta: PolicyDelta) -> str:
+    out = ["", f"### Lineage policies: {'failed' if delta.failed() else 'passed'}", ""]
+    if not delta.new and not delta.removed:
+        out.append("The change adds no violation and removes none.")
+    for v in delta.new:
+        out.append(f"- **new violation** of `{v.rule.id}` ({v.rule.severity}): {v.what()}")
+    for v in delta.removed:
+        out.append(f"- removes the violation of `{v.rule.id}`: {v.what()}")
+    drawn = [v for v in delta.new if v.steps or v.path][:MERMAID_PATHS]
+    if drawn:
+        out += ["", *_mermaid(drawn)]
+    if delta.kept:
+        out += ["", f"{len(delta.kept)} violations the graph has now are not the change's."]
+    return "\n".join(out) + "\n"
+
+
+def delta_json(delta: PolicyDelta) -> dict[str, Any]:
+    def brief(v: Violation) -> dict[str, Any]:
+        return {"rule": v.rule.id, "severity": v.rule.severity, "what": v.what(),
+                "source": v.source, "target": v.target, "label": v.label,
+                "steps": [{"from": s.source, "to": s.target, "job": s.job, "type": s.type,
+                           "subtype": s.subtype, "masking": s.masking} for s in v.steps]}
+
+    return {"policies": delta.after.path, "failed": delta.failed(),
+            "new": [brief(v) for v in delta.new], "removed": [brief(v) for v in delta.removed],
+            "kept": len(delta.kept)}

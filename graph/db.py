@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from neo4j import (
     Driver,
@@ -33,6 +33,8 @@ from graph.errors import Busy, DatabaseUnavailable, QueryError, QueryTimeout, To
 from graph.local_server import LocalServer
 from graph.queries import NamedQuery, query
 from graph.settings import Settings
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +194,29 @@ class Graph:
                 raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
         raise AssertionError("unreachable")
 
+    def rehearse(self, steps: Sequence[Step],
+                 then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None,
+                 inspect: Callable[[Graph], _T]) -> _T:
+        """Write as :meth:`write` would, then, in the same transaction, what ``inspect`` asks of
+        the graph it is given (which sees those writes), then roll back: the graph as a change
+        would leave it, nothing kept. The transaction holds its write locks meanwhile: writes
+        to the same nodes wait for it. Not retried: an error is raised as :meth:`read` raises
+        it."""
+        names = [name for name, _ in steps]
+        try:
+            with self.driver.session() as session, session.begin_transaction(
+                    metadata=self._tag("rehearsal", *names)) as tx:
+                results = [tx.run(query(step[0]).text, _quiet(step[1])).data() for step in steps]
+                for step in then(results) if then is not None else ():
+                    tx.run(query(step[0]).text, _quiet(step[1])).consume()
+                found = inspect(_InTransaction(self, tx))
+                tx.rollback()
+                return found
+        except (Neo4jError, DriverError) as e:
+            raise self._translated(e, names) from e
+        except OSError as e:
+            raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named query in a read transaction and return its rows."""
         named = query(query_name)
@@ -265,3 +290,19 @@ class Graph:
         if e.is_retryable():  # a deadlock, a database starting or stopping: not the query's fault
             return Busy(f"Neo4j could not run {what} now ({e.code}): {e.message}")
         return QueryError(what, str(e))
+
+
+class _InTransaction(Graph):
+    """A :class:`Graph` whose reads run in one open transaction (:meth:`Graph.rehearse`)."""
+
+    def __init__(self, graph: Graph, tx: Transaction) -> None:
+        super().__init__(graph.driver, graph.timeout, graph.retry_time)
+        self._tx = tx
+
+    def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
+        return rows_of(self._tx.run(query(query_name).text, params))
+
+    def write(self, steps: Sequence[Step],
+              then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None = None
+              ) -> list[tuple[Step, list[dict[str, Any]]]]:
+        raise TypeError("a rehearsal only reads what its writes left")

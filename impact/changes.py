@@ -132,15 +132,21 @@ def _diff(graph: Graph, ns: str, name: str, proposed: dict[str, str | None]) -> 
 def _from_event(doc: dict[str, Any], graph: Graph) -> list[Change]:
     datasets = [doc["dataset"]] if isinstance(doc.get("dataset"), dict) else list(doc.get("outputs") or [])
     changes: list[Change] = []
+    new_datasets = 0  # an output the graph does not have: a new table, which nothing reads yet
     for ds in datasets:
         fields = ((ds.get("facets") or {}).get("schema") or {}).get("fields")
-        if isinstance(fields, list):
-            changes += _diff(graph, ds["namespace"], ds["name"], _columns(fields))
+        if not isinstance(fields, list):
+            continue
+        if "outputs" in doc and not graph.read("impact/exists_dataset", namespace=ds["namespace"],
+                                                 name=ds["name"])[0]["found"]:
+            new_datasets += 1
+            continue
+        changes += _diff(graph, ds["namespace"], ds["name"], _columns(fields))
     job = doc.get("job")
     if isinstance(job, dict) and "inputs" in doc and "run" not in doc:  # static lineage of a job
         new = {(i["namespace"], i["name"]) for i in doc.get("inputs") or []}
         changes += _dropped_inputs(graph, job["namespace"], job["name"], new)
-    if not changes:
+    if not changes and not new_datasets:
         raise CheckInputError("the event proposes no schema and no inputs to compare")
     return changes
 

@@ -22,8 +22,10 @@ none), so such a model's column changes are not compared: the report's notes say
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from graph.db import Graph
@@ -38,6 +40,7 @@ class Model:
     columns: dict[str, str | None] | None  # None: not known (no declared columns)
     inputs: frozenset[str]  # relation names
     lineage: dict[str, frozenset[str]] = field(default_factory=dict)  # column -> its "table.column"s
+    sql: str | None = None  # its compiled code
 
 
 @dataclass
@@ -78,7 +81,8 @@ def models(manifest: Any, where: str) -> dict[str, Model]:
         tables, lineage = ((set(sql.tables), sql.columns) if isinstance(sql, ParsedSql)
                            else (set(), {}))
         found[uid] = Model(uid, relation(node), declared or None,
-                           frozenset(i for i in inputs | tables if i), lineage)
+                           frozenset(i for i in inputs | tables if i), lineage,
+                           str(node["compiled_code"]) if node.get("compiled_code") else None)
     return found
 
 
@@ -126,6 +130,71 @@ def dbt_changes(graph: Graph, branch: Any, state: Any | None = None, namespace: 
         if uid not in new and model.relation in here:
             out.changes.append(Change("drop_dataset", ns, model.relation))
     return out
+
+
+def branch_events(graph: Graph, branch: Any, namespace: str | None = None,
+                  producer: str = "lineage-graph check") -> tuple[list[dict[str, Any]], str]:
+    """The branch's new and changed models as the OpenLineage events dbt-ol would send once they
+    run: each model's job (the job that writes it now, else one named by the model's unique id,
+    as dbt-ol names it), its inputs, and its output with its columns and their column lineage,
+    each input field with the transformation its compiled SQL makes of it
+    (impact.sql_expressions): the graph as the branch would leave it, for the policy rules. A
+    model whose compiled SQL is the SQL its job last reported is left as the graph has it.
+    Returns the events and the namespace."""
+    from impact.sql_expressions import transformation
+
+    new = models(branch, "--dbt-manifest")
+    names = sorted(m.relation for m in new.values())
+    known = graph.read("check/dbt_models", names=names)
+    ns = namespace or _namespace(known, names)
+    writers = {r["name"]: r["writers"] for r in known if r["namespace"] == ns}
+    job_spaces = sorted({w["namespace"] for ws in writers.values() for w in ws})
+    now = datetime.now(UTC).isoformat()
+    events = []
+    for uid, model in sorted(new.items()):
+        current = writers.get(model.relation) or []
+        if current and _same_sql(current[0].get("sql"), model.sql):
+            continue
+        job = ((current[0]["namespace"], current[0]["name"]) if current
+               else (job_spaces[0] if job_spaces else ns, uid))
+        by_lower = {i.lower(): i for i in model.inputs}
+        columns = list(model.columns or {}) or sorted(model.lineage)
+        lineage: dict[str, Any] = {}
+        for column in columns:
+            fields = []
+            how = transformation(model.sql or "", column)
+            for source in sorted(model.lineage.get(column.lower(), ())):
+                table, _, field_ = source.rpartition(".")
+                fields.append({"namespace": ns, "name": by_lower.get(table, table), "field": field_,
+                               "transformations": [{"type": how.type, "subtype": how.subtype,
+                                                    "masking": how.masking}]})
+            if fields:
+                lineage[column] = {"inputFields": fields}
+        output: dict[str, Any] = {"namespace": ns, "name": model.relation, "facets": {
+            "schema": {"_producer": producer, "_schemaURL": _SCHEMA_URL, "fields": [
+                {"name": c, **({"type": t} if t else {})}
+                for c, t in ((c, (model.columns or {}).get(c)) for c in columns)]}}}
+        if lineage:
+            output["facets"]["columnLineage"] = {"_producer": producer,
+                                                 "_schemaURL": _LINEAGE_URL, "fields": lineage}
+        events.append({"eventType": "COMPLETE", "eventTime": now, "producer": producer,
+                       "schemaURL": _EVENT_URL,
+                       "run": {"runId": str(uuid.uuid4())},
+                       "job": {"namespace": job[0], "name": job[1]},
+                       "inputs": [{"namespace": ns, "name": i} for i in sorted(model.inputs)],
+                       "outputs": [output]})
+    return events, ns
+
+
+def _same_sql(reported: str | None, compiled: str | None) -> bool:
+    return bool(reported and compiled) and " ".join(str(reported).split()) == " ".join(
+        str(compiled).split())
+
+
+_EVENT_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+_SCHEMA_URL = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet"
+_LINEAGE_URL = ("https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json"
+                "#/$defs/ColumnLineageDatasetFacet")
 
 
 def _column_changes(ns: str, name: str, current: Mapping[str, str | None],

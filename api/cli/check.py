@@ -5,6 +5,7 @@ It only reads the graph: a read-only Neo4j user is enough, and it never starts N
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,8 @@ from graph.settings import get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph
+    from impact.policy_delta import PolicyDelta
+    from impact.policy_file import Policies
 
 @app.command("check", rich_help_panel="Ask")
 def check_cmd(
@@ -45,10 +48,19 @@ def check_cmd(
     dbt_namespace: Annotated[str | None, typer.Option(
         help="The namespace openlineage-dbt reports the project's datasets under (found from the "
              "models' names when the graph has them in one namespace).")] = None,
+    policies: Annotated[Path | None, typer.Option(
+        "--policies", help="Also check these policy rules (docs/policies.md) on the graph as the "
+                           "change would leave it: a new error-severity violation fails the "
+                           "check. Default LINEAGE_POLICIES. For a dbt branch or an OpenLineage "
+                           "event; needs a user that may write (the change is written in a "
+                           "transaction that is rolled back).", dir_okay=False)] = None,
 ) -> None:
     """Pre-deploy check: would this change break a real downstream consumer? Exit 0 pass, 1 fail,
     2 usage or input error (unknown dataset or column, malformed change). With --dbt-manifest, a
-    dbt branch is the change: its models compared with the graph (or with --dbt-state)."""
+    dbt branch is the change: its models compared with the graph (or with --dbt-state). With
+    policy rules (--policies or LINEAGE_POLICIES), also what the change does to them: "new
+    violation of rule pii-masked: ..." fails, a violation it removes is said."""
+    from api.policy_reports import delta_json, delta_markdown, delta_text
     from api.reports import check_json, check_markdown, check_text
     from impact.answers import clamp_depth
     from impact.changes import CheckInputError
@@ -60,21 +72,65 @@ def check_cmd(
         raise fail("--format must be text, markdown or json", code=2)
     moment = when(as_of)
     changes_of = _proposal(change, dbt_manifest, dbt_state, dbt_namespace)
+    settings = get_settings()
+    rules = _rules(policies or settings.policies)
 
     def ask(graph: Graph) -> Any:
         return check(graph, changes_of(graph), depth=clamp_depth(depth), as_of=moment,
                      stale_days=stale_days, exclude_stale=exclude_stale, include_retired=retired)
 
     try:
-        with reading_graph(get_settings()) as graph:
+        with reading_graph(settings) as graph:
             report = ask(graph)
+            delta = None
+            if rules is not None:
+                delta = _policies(graph, rules, change, dbt_manifest, dbt_namespace, depth)
     except CheckInputError as e:
         raise fail(str(e), code=2) from e
     except LineageError as e:
         raise fail(str(e)) from e
-    sys.stdout.write({"text": check_text, "markdown": check_markdown, "json": check_json}[fmt](report))
-    if report.fails(fail_on):
+    if fmt == "json":
+        body = json.loads(check_json(report))
+        if delta is not None:
+            body["policies"] = delta_json(delta)
+        sys.stdout.write(json.dumps(body, indent=2) + "\n")
+    else:
+        sys.stdout.write({"text": check_text, "markdown": check_markdown}[fmt](report))
+        if delta is not None:
+            sys.stdout.write((delta_markdown if fmt == "markdown" else delta_text)(delta))
+    if report.fails(fail_on) or (delta is not None and delta.failed()):
         raise typer.Exit(1)
+
+
+def _rules(path: Path | None) -> Policies | None:
+    from impact.policy_file import PolicyError, read_policies
+
+    if path is None:
+        return None
+    try:
+        return read_policies(Path(path))
+    except PolicyError as e:
+        raise fail(str(e), code=2) from e
+
+
+def _policies(graph: Graph, rules: Policies, change: Path | None, dbt_manifest: Path | None,
+              dbt_namespace: str | None, depth: int | None) -> PolicyDelta:
+    """The rules before and after the change: its events rehearsed (api.rehearsal)."""
+    from api.rehearsal import rehearse_policies
+    from impact.dbt_changes import branch_events
+
+    events: list[dict[str, Any]] = []
+    if dbt_manifest is not None:
+        events, _ = branch_events(graph, json.loads(_read(dbt_manifest)), dbt_namespace)
+    elif change is not None:
+        doc = load_change(_read(change), str(change)) if str(change) != "-" else None
+        if isinstance(doc, dict) and ("eventTime" in doc and ("job" in doc or "dataset" in doc)):
+            events = [doc]
+        else:
+            err.print("note: the policy rules are checked on the graph as a change leaves it for "
+                      "a dbt branch (--dbt-manifest) or an OpenLineage event; this change is "
+                      "checked against the rules as the graph is now", highlight=False)
+    return rehearse_policies(graph, rules, events, depth)
 
 
 def _proposal(change: Path | None, dbt_manifest: Path | None, dbt_state: Path | None,

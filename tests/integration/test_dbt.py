@@ -263,3 +263,69 @@ def test_dbt_pull_request_renaming_a_column_is_a_rename(shop: Shop, branch: Path
     body = json.loads(r.stdout)
     assert body["changes"] == [f"rename column {shop.ns}:shop.marts.crm_contacts.full_name -> contact_name"]
     assert body["verdict"] == "SAFE"  # nothing reads the CRM export
+
+
+DBT_RULES = """\
+version: 1
+rules:
+  - id: email-masked-for-marketing
+    description: The e-mail address reaches the marketing schema only masked
+    flow:
+      from: {dataset: shop.raw.users, column: email}
+      to: {dataset: "shop.marketing.*"}
+      must: masked
+      unverified: allowed     # dbt-ol reports no transformations: its hops are unverified
+  - id: email-masked-in-marts
+    severity: warning
+    flow:
+      from: {dataset: shop.raw.users, column: email}
+      to: {dataset: "shop.marts.*"}
+      must: masked
+"""
+
+LEADS = """\
+{{ config(schema='marketing', materialized='table') }}
+-- Leads for the marketing team.
+select user_id, %s, country
+from {{ source('raw', 'users') }}
+"""
+
+
+def test_dbt_pull_request_copying_email_raw_into_marketing_fails_the_policy_check(
+        shop: Shop, branch: Path, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(DBT_RULES, "utf-8")
+    (branch / "models" / "marketing").mkdir()
+    leads = branch / "models" / "marketing" / "leads.sql"
+    leads.write_text(LEADS % "email", "utf-8")
+    runner = CliRunner()
+    raw = _compile(branch, tmp_path / "raw")
+    r = runner.invoke(app, ["check", "--dbt-manifest", str(raw), "--policies", str(rules)])
+    assert r.exit_code == 1, r.output
+    assert (f"new violation of rule email-masked-for-marketing (error): {shop.ns}:shop.raw.users.email "
+            f"reaches {shop.ns}:shop.marketing.leads.email raw") in r.stdout
+    # the CRM export copies the address into the marts already: not this branch's doing
+    assert "violations the graph has now are not the change's" in r.stdout
+    # hashed, the branch passes
+    leads.write_text(LEADS % "sha256(lower(email)) as email_hash", "utf-8")
+    hashed = _compile(branch, tmp_path / "hashed")
+    r = runner.invoke(app, ["check", "--dbt-manifest", str(hashed), "--policies", str(rules),
+                            "--format", "json"])
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert body["policies"]["new"] == [] and body["policies"]["removed"] == []
+    # a branch that hashes the CRM export's address removes the marts' violation, and says so
+    crm = branch / "models" / "marts" / "crm_contacts.sql"
+    crm.write_text(crm.read_text("utf-8").replace(
+        "select user_id, email,", "select user_id, sha256(lower(email)) as email_hash,"), "utf-8")
+    yml = branch / "models" / "schema.yml"
+    text = yml.read_text("utf-8")
+    start = text.index("  - name: crm_contacts")
+    section = text[start:]
+    yml.write_text(text[:start] + section.replace("      - name: email\n",
+                                                  "      - name: email_hash\n", 1), "utf-8")
+    fixed = _compile(branch, tmp_path / "fixed")
+    r = runner.invoke(app, ["check", "--dbt-manifest", str(fixed), "--policies", str(rules)])
+    assert r.exit_code == 0, r.output
+    assert (f"removes the violation of rule email-masked-in-marts: {shop.ns}:shop.raw.users.email "
+            f"reaches {shop.ns}:shop.marts.crm_contacts.email") in r.stdout

@@ -270,3 +270,52 @@ def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyP
     assert refused.exit_code == 2 and f"{bad}:4: rule x: flow needs 'to'" in refused.output
     missing = runner.invoke(app, ["policy", "check"])
     assert missing.exit_code == 2 and "LINEAGE_POLICIES" in missing.output
+
+
+def _change(tmp_path: Path, name: str, event: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(event))
+    return path
+
+
+def test_check_rehearses_a_change_against_the_rules_and_keeps_nothing(
+        shop: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.helpers import canonical_dump
+
+    point_cli_at_test_server(monkeypatch)
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(_rules("""\
+  - id: pii-masked-in-marketing
+    flow: {from: {tag: PII}, to: {dataset: "marketing.*"}, must: masked}
+  - id: pii-masked-in-features
+    flow: {from: {tag: PII}, to: {dataset: "ml.*"}, must: masked}
+"""))
+    graph_before = canonical_dump(shop)
+    # a new job would copy the e-mail address raw into a marketing table
+    copy = run_event("COMPLETE", new_run_id(), "contacts_export", ns="shop-nightly",
+                     time="2030-01-01T00:00:00Z",
+                     inputs=[dataset("raw.users", WH)],
+                     outputs=[dataset("marketing.contacts", WH, ["email"], lineage={
+                         "email": [("raw.users", "email", "DIRECT", "IDENTITY")]})])
+    copy["outputs"][0]["facets"]["columnLineage"]["fields"]["email"]["inputFields"][0][
+        "namespace"] = WH
+    runner = CliRunner()
+    r = runner.invoke(app, ["check", str(_change(tmp_path, "copy.json", copy)), "--policies",
+                            str(rules)])
+    assert r.exit_code == 1, r.output
+    assert (f"new violation of rule pii-masked-in-marketing (error): {WH}:raw.users.email "
+            f"reaches {WH}:marketing.contacts.email raw") in r.stdout
+    assert "1 violations the graph has now are not the change's" in r.stdout
+    # the features job would hash the address (masking: true): it removes a violation
+    hashed = run_event("COMPLETE", new_run_id(), "ml_user_features", ns="shop-nightly",
+                       time="2030-01-01T00:00:00Z", inputs=[dataset("raw.users", WH)],
+                       outputs=[dataset("ml.user_features", WH, ["email_hash"], lineage={
+                           "email_hash": [("raw.users", "email", "DIRECT", "MASKED")]})])
+    r = runner.invoke(app, ["check", str(_change(tmp_path, "hash.json", hashed)), "--policies",
+                            str(rules), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert body["policies"]["new"] == [] and not body["policies"]["failed"]
+    assert [v["rule"] for v in body["policies"]["removed"]] == ["pii-masked-in-features"]
+    # rehearsed, not written: the graph is as it was
+    assert canonical_dump(shop) == graph_before
