@@ -22,6 +22,7 @@ from api.paths import EncodedSlashes
 from api.routes import (
     datasets,
     docs,
+    gate,
     jobs,
     lineage,
     lookups,
@@ -40,7 +41,7 @@ from graph.settings import Settings, get_settings
 from ingest.log import EventLog
 
 ROUTERS = (ops, lineage, questions, lookups, namespaces, datasets, jobs, runs, sources, tags,
-           search, stats, policies)
+           search, stats, policies, gate)
 """The route table, by resource: Marquez's nouns, our questions and lookups, operations."""
 
 

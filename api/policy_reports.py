@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from impact.gate import Cause, Gate
 from impact.policies import PolicyReport, Violation
 from impact.policy_delta import PolicyDelta
 
@@ -203,3 +204,33 @@ def delta_json(delta: PolicyDelta) -> dict[str, Any]:
     return {"policies": delta.after.path, "failed": delta.failed(),
             "new": [brief(v) for v in delta.new], "removed": [brief(v) for v in delta.removed],
             "kept": len(delta.kept)}
+
+
+def gate_json(g: Gate) -> dict[str, Any]:
+    """A gate (impact.gate) as the API answers it."""
+    return {"dataset": g.dataset, "open": g.open, "why": g.why(),
+            "checkedAt": g.checked_at.isoformat(), "upstreamChecked": g.upstream,
+            "rulesChecked": g.rules, "causes": [cause_json(c) for c in g.causes]}
+
+
+def cause_json(c: Cause) -> dict[str, Any]:
+    return {"kind": c.kind, "severity": c.severity, "dataset": c.dataset, "what": c.what,
+            "path": list(c.path), "job": c.job, "run": c.run,
+            "at": None if c.at is None else c.at.isoformat(), "rule": c.rule}
+
+
+def at_risk(g: Gate) -> list[dict[str, Any]]:
+    """A dataset's "quality at risk": the causes upstream (or in it) that close its gate."""
+    return [cause_json(c) for c in g.causes if c.severity == "error"]
+
+
+def gate_text(g: Gate) -> str:
+    lines = [("OPEN" if g.open else "CLOSED") + f": {g.dataset}"
+             + (" may be consumed" if g.open else " should not be consumed now"),
+             f"  {g.upstream} datasets upstream checked, {g.rules} policy rules"]
+    for c in g.causes:
+        tag = "warning" if c.severity == "warning" else c.kind
+        lines.append(f"  {tag}: {c.what}")
+        if len(c.path) > 1:
+            lines.append(f"    path: {' -> '.join(c.path)}")
+    return "\n".join(lines)

@@ -41,6 +41,7 @@ loads (impact.watch) without walking the whole graph.
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -61,6 +62,8 @@ from impact.where import Step, basis, where
 MAX_SOURCES = 10_000
 """The most source columns (or datasets) one rule selects; past it the report says so."""
 
+FIELD_TAG = "\x1f"
+"""Separates a field's name from its tag in a dataset's ``fieldTags`` (written by ingest.facets)."""
 ALL = 2**62
 """A query's limit when the rule filters what it answers (by tag) in Python."""
 
@@ -99,6 +102,8 @@ class Violation:
         kind = self.rule.kind
         if kind == "metadata":
             return f"{self.target} lacks {self.label}"
+        if kind == "quality":
+            return f"{self.target}: {self.label}"
         if kind == "sources":
             return f"{self.target} derives from {self.source}, {self.label}"
         if kind == "residency":
@@ -156,7 +161,7 @@ class Scope:
 
     def anchors(self, rule: Rule) -> frozenset[tuple[str, str]]:
         """The anchors of ``rule``'s violations the batch may have changed."""
-        if rule.kind == "metadata":
+        if rule.kind in ("metadata", "quality"):
             return self.touched
         return self.downstream if rule.kind == "sources" else self.upstream
 
@@ -180,6 +185,8 @@ def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
         return _residency_rule(graph, rule, depth, today, within)
     if rule.sources is not None:
         return _sources_rule(graph, rule, depth, today, within)
+    if rule.quality is not None:
+        return _quality_rule(graph, rule, today, within)
     flow = rule.flow
     assert flow is not None  # a rule is of one kind (impact.policy_file)
     if flow.source.tag is None and flow.source.column is None:
@@ -407,6 +414,69 @@ def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
                                            anchor=f"{ns}:{name}"),
                                  rule, node[1], node[2], None, today))
     return RuleResult(rule, len(chosen), tuple(found), len(regioned) > MAX_SOURCES)
+
+
+def _quality_rule(graph: Graph, rule: Rule, today: date,
+                  within: frozenset[tuple[str, str]] | None) -> RuleResult:
+    """Each selected column's (or, for row-count, dataset's) latest metric out of bounds."""
+    quality = rule.quality
+    assert quality is not None
+    found = []
+    checked = 0
+    for row in graph.read("policies/quality", datasets=_listed(within)):
+        ns, name = row["namespace"], row["name"]
+        metrics: dict[str, Any] = json.loads(row["columnMetrics"] or "{}")
+        if metrics.get("_truncated"):
+            metrics = {}
+        tags: dict[str, list[str]] = {}
+        for tagged in row["fieldTags"]:
+            column, _, tag = tagged.partition(FIELD_TAG)
+            tags.setdefault(column, []).append(tag)
+        for column, tag in row["apiTags"]:
+            tags.setdefault(column, []).append(tag)
+        if quality.metric == "row-count":
+            if quality.columns.selects(ns, name, None, ()) and row["rowCount"] is not None:
+                checked += 1
+                found += _bounded(rule, ns, name, None, float(row["rowCount"]), today)
+            continue
+        for column, measured in sorted(metrics.items()):
+            if not isinstance(measured, dict) or not quality.columns.selects(
+                    ns, name, column, tags.get(column, ())):
+                continue
+            value = _metric(quality.metric, measured, row["rowCount"])
+            if value is not None:
+                checked += 1
+                found += _bounded(rule, ns, name, column, value, today)
+    return RuleResult(rule, checked, tuple(found))
+
+
+def _metric(metric: str, measured: dict[str, Any], row_count: Any) -> float | None:
+    """A column's metric from its dataQualityMetrics entry; None when the producer did not give
+    what it needs."""
+    nulls, distinct = measured.get("nullCount"), measured.get("distinctCount")
+    if metric == "null-count":
+        return None if nulls is None else float(nulls)
+    if metric == "distinct-count":
+        return None if distinct is None else float(distinct)
+    rows = measured.get("count", row_count)
+    if nulls is None or not rows:
+        return None
+    return float(nulls) / float(rows)
+
+
+def _bounded(rule: Rule, ns: str, name: str, column: str | None, value: float,
+             today: date) -> list[Violation]:
+    quality = rule.quality
+    assert quality is not None
+    over = quality.above is not None and value > quality.above
+    under = quality.below is not None and value < quality.below
+    if not (over or under):
+        return []
+    bound = f"above {quality.above:g}" if over else f"below {quality.below:g}"
+    target = f"{ns}:{name}" + (f".{column}" if column else "")
+    label = f"{quality.metric} {value:.4g} is {bound}"
+    return [_waived(Violation(rule, target, target, label, (), anchor=f"{ns}:{name}",
+                              column_of=f"{ns}:{name}"), rule, ns, name, column, today)]
 
 
 def _sources_rule(graph: Graph, rule: Rule, depth: int | None, today: date,

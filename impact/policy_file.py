@@ -61,7 +61,8 @@ Must = Literal["never", "masked", "through"]
 REQUIREMENTS = ("owner", "description", "schema", "producer", "column-lineage")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _SELECTOR_KEYS = ("tag", "namespace", "dataset", "column")
-_KINDS = ("flow", "metadata", "residency", "sources")
+_KINDS = ("flow", "metadata", "residency", "sources", "quality")
+METRICS = ("null-ratio", "null-count", "distinct-count", "row-count")
 
 
 class PolicyError(LineageError):
@@ -183,6 +184,20 @@ class SourcesRule:
 
 
 @dataclass(frozen=True)
+class QualityRule:
+    """The selected columns' (or datasets') latest data-quality metric stays within bounds."""
+
+    columns: Selector
+    metric: str
+    """One of METRICS: null-ratio (nullCount / rowCount), null-count, distinct-count (per column),
+    row-count (per dataset)."""
+    above: float | None = None
+    """A value above it is a violation."""
+    below: float | None = None
+    """A value below it is a violation."""
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     description: str
@@ -191,6 +206,7 @@ class Rule:
     metadata: MetadataRule | None = None
     residency: ResidencyRule | None = None
     sources: SourcesRule | None = None
+    quality: QualityRule | None = None
     owners: tuple[str, ...] = ()
     waivers: tuple[Waiver, ...] = ()
     line: int | None = None
@@ -260,7 +276,7 @@ def _rule(node: yaml.Node, name: str) -> Rule:
                           f"severity {severity!r}: expected error or warning")
     if sum(kind in fields for kind in _KINDS) != 1:
         raise PolicyError(name, _line(node), rule_id, "a rule checks one thing: give it one of "
-                          "'flow', 'metadata', 'residency' or 'sources'")
+                          "'flow', 'metadata', 'residency', 'sources' or 'quality'")
     owners = tuple(_strings(fields["owners"], name, rule_id, "owners")) if "owners" in fields else ()
     waivers = tuple(_waiver(w, name, rule_id) for w in _items(fields.get("waivers"), name, rule_id,
                                                                  "waivers"))
@@ -270,6 +286,7 @@ def _rule(node: yaml.Node, name: str) -> Rule:
                 _metadata(fields["metadata"], name, rule_id) if "metadata" in fields else None,
                 _residency(fields["residency"], name, rule_id) if "residency" in fields else None,
                 _sources(fields["sources"], name, rule_id) if "sources" in fields else None,
+                _quality(fields["quality"], name, rule_id) if "quality" in fields else None,
                 owners, waivers, _line(node))
 
 
@@ -307,6 +324,31 @@ def _residency(node: yaml.Node, name: str, rule_id: str) -> ResidencyRule:
                                               for s in _one_or_more(value)))
                                for region, value in regions.items()),
                          unregioned == "outside")
+
+
+def _quality(node: yaml.Node, name: str, rule_id: str) -> QualityRule:
+    fields = _mapping(node, name, rule_id, "quality")
+    _only(fields, node, name, rule_id, ("columns", "metric", "above", "below"), "quality")
+    for needed in ("columns", "metric"):
+        if needed not in fields:
+            raise PolicyError(name, _line(node), rule_id, f"quality needs '{needed}'")
+    metric = _scalar(fields["metric"])
+    if metric not in METRICS:
+        raise PolicyError(name, _line(fields["metric"]), rule_id,
+                          f"metric {metric!r}: expected {', '.join(METRICS)}")
+    bounds: dict[str, float] = {}
+    for bound in ("above", "below"):
+        if bound in fields:
+            raw = _scalar(fields[bound])
+            try:
+                bounds[bound] = float(raw or "")
+            except ValueError as e:
+                raise PolicyError(name, _line(fields[bound]), rule_id,
+                                  f"{bound} {raw!r}: expected a number") from e
+    if not bounds:
+        raise PolicyError(name, _line(node), rule_id, "quality needs 'above' or 'below' (or both)")
+    return QualityRule(_selector(fields["columns"], name, rule_id, "columns"), metric,
+                       bounds.get("above"), bounds.get("below"))
 
 
 def _sources(node: yaml.Node, name: str, rule_id: str) -> SourcesRule:

@@ -208,6 +208,8 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
         lift(holder, key, props, lambda f: {"rowCount": f.get("rowCount"),
                                             "bytes": f.get("bytes", f.get("size"))},
              ("rowCount", "bytes"))
+    for holder in (facets, ds.get("inputFacets")):
+        lift(holder, "dataQualityMetrics", props, _column_metrics, ("columnMetrics", "metricsRowCount"))
     version = (live(facets, "version") or {}).get("datasetVersion")
     if version is not None:
         props["version"] = str(version)
@@ -245,6 +247,14 @@ def _io_stats(ds: dict[str, Any], side: str) -> dict[str, Any]:
         return {"rowCount": stats.get("rowCount"), "bytes": stats.get("size")}
     metrics = live(ds.get("inputFacets"), "dataQualityMetrics") or {}
     return {"rowCount": metrics.get("rowCount"), "bytes": metrics.get("bytes")}
+
+
+def _column_metrics(facet: dict[str, Any]) -> dict[str, Any]:
+    """A data-quality metrics facet's column metrics (nullCount, distinctCount ... per column), as
+    JSON, with the row count they were measured on."""
+    metrics = facet.get("columnMetrics")
+    return {"columnMetrics": capped_json(metrics, 16_384) if metrics else None,
+            "metricsRowCount": facet.get("rowCount")}
 
 
 def _assertions(facet: dict[str, Any]) -> dict[str, Any]:

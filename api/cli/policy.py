@@ -6,14 +6,17 @@ from __future__ import annotations
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.cli.app import app
-from api.cli.common import Depth, fail, reading_graph
-from graph.errors import LineageError
+from api.cli.common import DatasetName, DatasetNs, Depth, fail, reading_graph
+from graph.errors import LineageError, NotFound
 from graph.settings import get_settings
+
+if TYPE_CHECKING:
+    from impact.policy_file import Policies
 
 policy_app = typer.Typer(help="Rules lineage must keep (PII only masked, no path from A to B): "
                               "check them against the graph.", no_args_is_help=True)
@@ -64,3 +67,60 @@ def policy_check(
     sys.stdout.write(render(report) + ("" if fmt == "markdown" else "\n"))
     if report.failed():
         raise typer.Exit(1)
+
+
+@app.command("gate", rich_help_panel="Ask")
+def gate_cmd(
+    namespace: DatasetNs,
+    name: DatasetName,
+    policies: Annotated[Path | None, typer.Option(
+        "--policies", help="The policy file whose error-severity rules (quality bounds, "
+                           "violations) close the gate; default LINEAGE_POLICIES.",
+        dir_okay=False)] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    depth: Depth = None,
+) -> None:
+    """May a job consume this dataset now? Exit 0 open, 1 closed (and why), 2 bad input.
+
+    Closed by anything upstream (or in it): a job whose latest run failed with no successful
+    write after it, failed data-quality assertions, an error-severity quality rule out of bounds,
+    a late input, or an error-severity policy violation touching the dataset. Each cause with
+    its path. For a scheduler: `lineage gate NS NAME || exit 1`, or the Airflow sensor
+    api.airflow_sensor.LineageGateSensor."""
+    import json
+
+    from api.policy_reports import gate_json, gate_text
+    from impact.gate import gate
+    from impact.policy_file import PolicyError, read_policies
+
+    if fmt not in ("text", "json"):
+        raise fail(f"--format {fmt}: expected text or json", code=2)
+    path = policies or get_settings().policies
+    try:
+        rules = read_policies(Path(path)) if path else None
+    except PolicyError as e:
+        raise fail(str(e), code=2) from e
+    try:
+        with reading_graph(get_settings()) as graph:
+            answer = gate(graph, namespace, name, rules, depth)
+    except NotFound as e:
+        raise fail(str(e), code=2) from e
+    except LineageError as e:
+        raise fail(str(e)) from e
+    sys.stdout.write((json.dumps(gate_json(answer), indent=2) if fmt == "json"
+                      else gate_text(answer)) + "\n")
+    if not answer.open:
+        raise typer.Exit(1)
+
+
+def configured_policies() -> Policies | None:
+    """LINEAGE_POLICIES' rules, None without it; a bad file stops the command (exit 2)."""
+    from impact.policy_file import PolicyError, read_policies
+
+    path = get_settings().policies
+    if path is None:
+        return None
+    try:
+        return read_policies(Path(path))
+    except PolicyError as e:
+        raise fail(f"{e} (LINEAGE_POLICIES)", code=2) from e

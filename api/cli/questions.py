@@ -166,22 +166,30 @@ def show_dataset(
     freshness), tab-separated, for grep and cut."""
     import dataclasses
 
+    from api.cli.policy import configured_policies
+    from api.policy_reports import at_risk
     from graph.bookkeeping import public
     from impact import lookups
     from impact.freshness import freshness
+    from impact.gate import gate
+
+    rules = configured_policies()
 
     def ask(graph):  # type: ignore[no-untyped-def]
-        return lookups.dataset(graph, namespace, name), freshness(graph, namespace, name)
+        return (lookups.dataset(graph, namespace, name), freshness(graph, namespace, name),
+                at_risk(gate(graph, namespace, name, rules)))
 
-    row, fresh = question(ask)
+    row, fresh, risk = question(ask)
     if fmt == "plain":
-        render.rows(render.dataset_facts(row, fresh.verdict), ["fact", "value", "detail"], "plain")
+        render.rows(render.dataset_facts(row, fresh.verdict, risk), ["fact", "value", "detail"],
+                    "plain")
         return
     if as_json or fmt == "json":
         dump({**row, "props": public(row["props"]),
-               "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict}})
+               "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict},
+               "qualityAtRisk": risk})
         return
-    render.show_dataset(f"{namespace}:{name}", row, fresh.verdict)
+    render.show_dataset(f"{namespace}:{name}", row, fresh.verdict, risk)
 
 
 @show_app.command("job")

@@ -134,7 +134,8 @@ def show_where(report: Any) -> None:
     out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
 
 
-def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
+def show_dataset(key: str, row: dict[str, Any], verdict: str,
+                 at_risk: list[dict[str, Any]] | None = None) -> None:
     """One dataset: what it is, who writes and reads it, its neighbours, last run, columns."""
     out.print(f"[bold]{key}[/]", highlight=False)
     p = row["props"]
@@ -149,6 +150,8 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
                          ("freshness", verdict)):
         if value:
             info.add_row(label, value)
+    for cause in at_risk or []:
+        info.add_row("quality at risk", cause["what"])
     run = row["lastRun"]
     if run:
         took = (run["end"].to_native() - run["start"].to_native()) if run["end"] and run["start"] else None
@@ -168,7 +171,8 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str) -> None:
             highlight=False)
 
 
-def dataset_facts(row: dict[str, Any], verdict: str) -> list[dict[str, Any]]:
+def dataset_facts(row: dict[str, Any], verdict: str,
+                  at_risk: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One dataset as (fact, value, detail) rows, for --format plain."""
     facts_ = [{"fact": "column", "value": c["name"], "detail": c["type"] or ""}
               for c in row["columns"]]
@@ -179,6 +183,8 @@ def dataset_facts(row: dict[str, Any], verdict: str) -> list[dict[str, Any]]:
     facts_ += [{"fact": "reader", "value": r} for r in row["readers"]]
     facts_ += [{"fact": "upstream", "value": u["dataset"]} for u in row["upstream"]]
     facts_ += [{"fact": "downstream", "value": d["dataset"]} for d in row["downstream"]]
+    facts_ += [{"fact": "quality at risk", "value": c["kind"], "detail": c["what"]}
+               for c in at_risk or []]
     return [*facts_, {"fact": "freshness", "value": verdict}]
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from api.deps import READ, G, Limit, Name, Ns, Offset
 from api.encode import lean, page, to_json
 from api.errors import RESPONSES
+from api.policy_reports import at_risk
+from api.routes.policies import configured_policies
 from impact import lookups
+from impact.gate import gate
 
 router = APIRouter(tags=["lookup"], dependencies=[READ], responses=RESPONSES)
 
@@ -21,8 +24,11 @@ def datasets(graph: G, limit: Limit, namespace: str | None = None, offset: Offse
 
 @router.get("/api/v1/dataset",
             summary="One dataset: columns, owners, writers, readers, neighbours, last run")
-def dataset(graph: G, namespace: Ns, name: Name) -> Any:
-    return to_json(lean(lookups.dataset(graph, namespace, name)))
+def dataset(request: Request, graph: G, namespace: Ns, name: Name) -> Any:
+    row = lean(lookups.dataset(graph, namespace, name))
+    # what upstream (or in it) closes its gate: its "quality at risk" (impact.gate)
+    closed = gate(graph, namespace, name, configured_policies(request))
+    return to_json({**row, "qualityAtRisk": at_risk(closed)})
 
 
 @router.get("/api/v1/job", summary="One job: what it reads and writes, its parents and latest runs")

@@ -18,9 +18,17 @@ router = APIRouter(prefix="/api/v1/policies", tags=["policies"], responses=RESPO
 
 
 def _policies(request: Request) -> Policies:
+    found = configured_policies(request)
+    if found is None:
+        raise HTTPException(404, "no policy file: the server runs without LINEAGE_POLICIES")
+    return found
+
+
+def configured_policies(request: Request) -> Policies | None:
+    """The server's policy file (LINEAGE_POLICIES), None without one; 503 when it is unusable."""
     path = services(request).settings.policies
     if path is None:
-        raise HTTPException(404, "no policy file: the server runs without LINEAGE_POLICIES")
+        return None
     try:
         return read_policies(Path(path))
     except PolicyError as e:
