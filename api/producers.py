@@ -184,7 +184,9 @@ def run_airflow(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
             "SHOP_DBT_BIN": str(dbt_bin), "SHOP_DBT_PROJECT": str(DBT_PROJECT),
             "SHOP_DBT_WORKDIR": str(workdir), "DBT_SHOP_DUCKDB": str(database),
             "DBT_PROFILES_DIR": str(DBT_PROJECT), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-            "SHOP_FAIL_REVENUE": "1" if fail_revenue else "0"}
+            "SHOP_FAIL_REVENUE": "1" if fail_revenue else "0",
+            # the DAG's lineage gate imports api.airflow_sensor from this checkout
+            "PYTHONPATH": str(ROOT)}
     if api_key:
         env["OPENLINEAGE_API_KEY"] = api_key
     started = time.perf_counter()

@@ -284,6 +284,7 @@ def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) 
                  f"lineage impact job airflow_shop {DAG_ID}",
                  f"lineage show job airflow_shop {DAG_ID}",
                  f"lineage root-cause dataset {duck} shop.marts.country_kpis",
+                 f"lineage gate {duck} shop.marts.country_kpis   # may the overview read it?",
                  f"lineage upstream dataset {duck} shop.dashboards.shop_overview",
                  "lineage alias --list"):
         out.print(f"  {line}", highlight=False)

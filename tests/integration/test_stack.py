@@ -91,7 +91,8 @@ def test_stack_dag_lists_its_tasks_and_answers_for_them(stack: Stack) -> None:
     job = rows(stack.graph, """
         MATCH (j:Job {namespace: 'airflow_shop', name: $dag})
         RETURN [(j)<-[:OF]-(:Run)<-[:PARENT]-(:Run)-[:OF]->(t:Job) | t.name] AS tasks""", dag=DAG_ID)[0]
-    assert set(job["tasks"]) == {f"{DAG_ID}.spark_shop", f"{DAG_ID}.dbt_build", f"{DAG_ID}.publish_overview"}
+    assert set(job["tasks"]) == {f"{DAG_ID}.spark_shop", f"{DAG_ID}.dbt_build",
+                                 f"{DAG_ID}.lineage_gate", f"{DAG_ID}.publish_overview"}
     # the Spark application and dbt's invocation name their Airflow task run as parent
     chains = rows(stack.graph, """
         MATCH (r:Run)-[:OF]->(j:Job) WHERE j.name IN ['shop_nightly', 'dbt-run-dbt_shop']
@@ -116,3 +117,22 @@ def test_stack_root_cause_on_a_mart_names_the_failing_task(stack: Stack) -> None
     assert [p["job"] for p in parents][-2:] == [f"airflow_shop:{DAG_ID}.spark_shop", f"airflow_shop:{DAG_ID}"]
     assert [p["state"] for p in parents][-2:] == ["FAIL", "FAIL"]
     assert f"{DAG_ID}.spark_shop" in top.summary
+
+
+def test_stack_the_lineage_gate_lets_the_overview_run_only_on_the_good_night(stack: Stack) -> None:
+    good, bad = stack.run.runs
+    # the sensor asked lineage-graph and found both marts' gates open on the good night ...
+    assert "lineage gate open: " in good.output and "lineage gate closed" not in good.output
+    # ... and closed on the failing night, saying why: Spark's revenue job failed upstream
+    assert "lineage gate closed: " in bad.output, bad.output[-5000:]
+    assert "the latest run of shop:" in bad.output and "failed at" in bad.output
+    assert f"{stack.duck}:shop.marts.country_kpis should not be consumed" in bad.output
+    # so the overview ran once: on the good night
+    runs = rows(stack.graph, """
+        MATCH (r:Run)-[:OF]->(j:Job {namespace: 'airflow_shop', name: $name})
+        RETURN r.state AS state""", name=f"{DAG_ID}.publish_overview")
+    assert [r["state"] for r in runs] == ["COMPLETE"]
+    gate_runs = rows(stack.graph, """
+        MATCH (r:Run)-[:OF]->(j:Job {namespace: 'airflow_shop', name: $name})
+        RETURN r.state AS state ORDER BY r.stateTime""", name=f"{DAG_ID}.lineage_gate")
+    assert [r["state"] for r in gate_runs] == ["COMPLETE", "FAIL"]

@@ -117,11 +117,16 @@ rules:
     sources:
       sinks: {dataset: ml.churn_model}
       allow: {tag: approved}
+  - id: pii-present
+    quality: {columns: {tag: PII}, metric: null-ratio, above: 0.1}
 """
 
 
 def test_through_residency_and_sources_rules() -> None:
-    through, residency, sources = parse_policies(MORE).rules
+    through, residency, sources, quality = parse_policies(MORE).rules
+    assert quality.quality is not None and quality.kind == "quality"
+    assert (quality.quality.metric, quality.quality.above, quality.quality.below) == (
+        "null-ratio", 0.1, None)
     assert [r.kind for r in (through, residency, sources)] == ["flow", "residency", "sources"]
     assert through.flow is not None and through.flow.must == "through"
     job, table = through.flow.through
@@ -147,6 +152,10 @@ def test_through_residency_and_sources_rules() -> None:
     ("    residency: {regions: {eu: {tag: eu}, us: {tag: us}}, unregioned: inside}\n", 4,
      "unregioned 'inside'"),
     ("    sources: {sinks: {dataset: m}}\n", 4, "sources needs 'allow'"),
+    ("    quality: {columns: {tag: PII}, metric: nulls, above: 1}\n", 4, "metric 'nulls'"),
+    ("    quality: {columns: {tag: PII}, metric: null-count}\n", 4, "'above' or 'below'"),
+    ("    quality: {columns: {tag: PII}, metric: null-count, above: many}\n", 4,
+     "above 'many': expected a number"),
 ])
 def test_mistakes_in_the_other_rule_kinds(text: str, line: int, says: str) -> None:
     with pytest.raises(PolicyError) as e:

@@ -7,10 +7,17 @@ their task run as parent, passed the way their integrations document it: Spark's
 ``OPENLINEAGE_ROOT_PARENT_ID``; the provider's macros give the values. The SQL task states its
 lineage itself (inlets and outlets carrying OpenLineage datasets, with column lineage).
 
+Before the overview is published, a lineage gate (api.airflow_sensor.LineageGateSensor) asks
+lineage-graph whether the two marts it reads may be consumed: it runs whatever happened before it
+(``trigger_rule="all_done"``), so it is the gate, not Airflow's own dependencies, that decides. On
+a night when Spark's revenue job fails, the gate is closed (the job's latest run failed, upstream
+of the KPIs), the overview does not run, and the gate task's log says why.
+
 Where things are comes from the environment (``lineage demo --stack`` and the tests set it):
 SHOP_WAREHOUSE (the files Spark writes), SHOP_SPARK_SUBMIT, SHOP_SPARK_PROPERTIES (the listener's
 settings), SHOP_SPARK_PIPELINE, SHOP_DBT_BIN (dbt-ol's directory), SHOP_DBT_PROJECT, DBT_SHOP_DUCKDB
-(the DuckDB file), SHOP_FAIL_REVENUE=1 to make Spark's revenue job fail.
+(the DuckDB file), SHOP_FAIL_REVENUE=1 to make Spark's revenue job fail, OPENLINEAGE_URL
+(lineage-graph, which the gate asks too); PYTHONPATH holds lineage-graph's checkout (the sensor).
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from datetime import datetime
 
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG, task
+
+from api.airflow_sensor import LineageGateSensor
 from openlineage.client.event_v2 import Dataset
 from openlineage.client.facet_v2 import column_lineage_dataset as cl
 from openlineage.client.facet_v2 import schema_dataset
@@ -99,4 +108,10 @@ with DAG("shop_pipeline", start_date=datetime(2024, 6, 1), schedule=None, catchu
             row = con.execute("select count(*) from dashboards.shop_overview").fetchone()
         return int(row[0]) if row else 0
 
-    spark >> dbt >> publish_overview()
+    gate = LineageGateSensor(
+        task_id="lineage_gate", url=os.environ.get("OPENLINEAGE_URL", "http://127.0.0.1:5000"),
+        datasets=[(_duckdb(KPIS).namespace, KPIS), (_duckdb(VIPS).namespace, VIPS)],
+        token=os.environ.get("OPENLINEAGE_API_KEY"), poke_interval=5, timeout=30,
+        trigger_rule="all_done")
+
+    spark >> dbt >> gate >> publish_overview()
