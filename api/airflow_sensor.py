@@ -30,7 +30,7 @@ from typing import Any
 try:
     from airflow.sdk import BaseSensorOperator
 except ImportError:  # outside Airflow: ask_gate still works
-    BaseSensorOperator = object  # type: ignore[misc,assignment]
+    BaseSensorOperator = object
 
 
 def ask_gate(url: str, namespace: str, name: str, token: str | None = None,

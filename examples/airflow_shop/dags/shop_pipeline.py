@@ -27,11 +27,11 @@ from datetime import datetime
 
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG, task
-
-from api.airflow_sensor import LineageGateSensor
 from openlineage.client.event_v2 import Dataset
 from openlineage.client.facet_v2 import column_lineage_dataset as cl
 from openlineage.client.facet_v2 import schema_dataset
+
+from api.airflow_sensor import LineageGateSensor
 
 OL = "macros.OpenLineageProviderPlugin"
 PARENT = {
