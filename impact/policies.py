@@ -289,7 +289,7 @@ def _datasets(graph: Graph, selector: Selector,
                           dataset=_regex(selector.dataset),
                           limit=MAX_SOURCES + 1 if selector.tag is None else ALL)
     else:
-        rows = graph.read("policies/dataset_tags", datasets=_listed(within))
+        rows = graph.read("policies/dataset_tags", datasets=_listed(_named(within, (selector,))))
     return [r for r in rows if selector.selects(r["namespace"], r["name"], None, r["tags"])]
 
 
@@ -387,7 +387,8 @@ def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
     if within is None:
         rows = graph.read("policies/datasets", namespace=None, dataset=None, limit=ALL)
     else:
-        rows = graph.read("policies/dataset_tags", datasets=_listed(within))
+        every = tuple(s for _, selectors in residency.regions for s in selectors)
+        rows = graph.read("policies/dataset_tags", datasets=_listed(_named(within, every)))
     regioned = [(r["namespace"], r["name"], home) for r in rows
                 if (home := residency.regions_of(r["namespace"], r["name"], r["tags"]))]
     chosen = regioned[:MAX_SOURCES]
@@ -520,7 +521,8 @@ def _waived(violation: Violation, rule: Rule, namespace: str, dataset: str, colu
 def _source_columns(graph: Graph, selector: Selector, limit: int,
                     within: frozenset[tuple[str, str]] | None) -> Iterator[tuple[str, str, str]]:
     if within is not None:
-        for row in graph.read("policies/dataset_columns", datasets=_listed(within)):
+        for row in graph.read("policies/dataset_columns",
+                              datasets=_listed(_named(within, (selector,)))):
             if (row["node"] or selector.tag is not None) and selector.selects(
                     row["namespace"], row["dataset"], row["column"], row["tags"]):
                 yield row["namespace"], row["dataset"], row["column"]
@@ -534,6 +536,13 @@ def _source_columns(graph: Graph, selector: Selector, limit: int,
                           dataset=_regex(selector.dataset), column=_regex(selector.column),
                           limit=limit):
         yield row["namespace"], row["dataset"], row["column"]
+
+
+def _named(within: frozenset[tuple[str, str]], selectors: tuple[Selector, ...]
+           ) -> frozenset[tuple[str, str]]:
+    """The datasets of ``within`` whose names some selector could select (its tag aside): what
+    is worth reading of them."""
+    return frozenset(d for d in within if any(s.matches(*d) for s in selectors))
 
 
 def _listed(within: frozenset[tuple[str, str]] | None) -> list[dict[str, str]] | None:

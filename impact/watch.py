@@ -16,13 +16,18 @@ removed through the API, soft deletes) is followed by a full check: a tag can se
 anywhere, and such batches are rare.
 
 :class:`Watching` does this on a thread of its own, so that a check never holds the worker up:
-batches that arrive while a check runs are merged into the next one.
+batches that arrive while a check runs are merged into the next one. While batches keep coming,
+the checks take at most a share of the time (``busy_share``): after a check of T seconds the next
+one waits (1/share - 1)·T, batches merging meanwhile, so that the checks' queries leave the
+worker and Neo4j most of the machine (docs/benchmarks.md, "Policies"). A violation is then found
+within about T/share of the batch that made it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -45,6 +50,8 @@ class Round:
     anchors: int | None
     changes: list[Change]
     seconds: float
+    scope_seconds: float = 0.0
+    """Of ``seconds``, finding the anchors (the walk up and down from the batch's datasets)."""
 
 
 class PolicyWatch:
@@ -83,6 +90,7 @@ class PolicyWatch:
             {"namespace": ns, "name": name} for ns, name in sorted(jobs)])
         scope = Scope(touched, frozenset((d["namespace"], d["name"]) for d in row["upstream"]),
                       frozenset((d["namespace"], d["name"]) for d in row["downstream"]))
+        scoped = _since(started)
         changes: list[Change] = []
         anchors = 0
         for rule in self.policies.rules:
@@ -90,7 +98,7 @@ class PolicyWatch:
             anchors += len(within)
             result = check_rule(self.graph, rule, self.depth, self.today(), within)
             changes += record(self.graph, [result], started, within)
-        return Round(len(self.policies.rules), anchors, changes, _since(started))
+        return Round(len(self.policies.rules), anchors, changes, _since(started), scoped)
 
 
 def _since(started: datetime) -> float:
@@ -106,6 +114,10 @@ class Watching:
     watch: PolicyWatch
     notify: Notify = lambda changes: None
     retry_seconds: float = 5.0
+    check_all_first: bool = True
+    """Check every rule at start (the store may be behind the graph and the file)."""
+    busy_share: float = 0.25
+    """The most of the time the checks take while batches keep coming (see the module's doc)."""
     rounds: int = 0
     _pending: set[tuple[str, str]] = field(default_factory=set)
     _handoffs: set[tuple[str, str]] = field(default_factory=set)
@@ -116,6 +128,7 @@ class Watching:
     _idle: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> Watching:
+        self._full = self.check_all_first
         threading.Thread(target=self._run, name="policy-watch", daemon=True).start()
         return self
 
@@ -138,13 +151,21 @@ class Watching:
         """Wait until every batch offered so far is checked; False on timeout."""
         return self._idle.wait(timeout)
 
+    def _work(self) -> bool:
+        return bool(self._pending or self._handoffs or self._commands or self._full)
+
     def _run(self) -> None:
+        not_before = 0.0  # after a check, the next waits its turn (busy_share)
         while not self._stop.is_set():
             with self._wake:
-                while not (self._pending or self._handoffs or self._commands or self._full
-                           or self._stop.is_set()):
-                    self._idle.set()
-                    self._wake.wait()
+                while not self._stop.is_set():
+                    if not self._work():
+                        self._idle.set()
+                        self._wake.wait()
+                    elif (left := not_before - time.monotonic()) > 0:
+                        self._wake.wait(left)  # batches merge meanwhile
+                    else:
+                        break
                 full, commands = self._full, self._commands
                 pending, handoffs = self._pending, self._handoffs
                 self._full, self._commands = False, False
@@ -165,6 +186,8 @@ class Watching:
                 self._stop.wait(self.retry_seconds)
                 continue
             self.rounds += 1
+            if self.busy_share < 1:
+                not_before = time.monotonic() + done.seconds * (1 / self.busy_share - 1)
             if done.changes or full:
                 log.info("policy rules checked (%s): %d appeared, %d cleared, %.2f s",
                          "all" if done.anchors is None else f"{done.anchors} anchors",
