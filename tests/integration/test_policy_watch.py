@@ -273,3 +273,71 @@ def test_the_worker_keeps_the_rules_checked_serves_them_and_tells_a_webhook(
                          client=("127.0.0.1", 40001))
     assert without.get("/api/v1/policies").status_code == 404
     assert "lineage_policy_violations" not in without.get("/metrics").text
+
+
+CORPUS_RULES = """\
+version: 1
+rules:
+  - id: customer-email-masked
+    flow: {from: {column: "customer_*"}, to: {dataset: "*"}, must: masked}
+  - id: ids-never-in-delivery-stats
+    severity: warning
+    flow: {from: {column: "*_id"}, to: {dataset: "*delivery*"}, must: never}
+  - id: orders-through-the-staging-models
+    flow: {from: {dataset: "*orders*"}, to: {dataset: "*"}, must: through,
+           through: [{job: "model.*stg*"}, {dataset: "*stg*"}]}
+  - id: clouds-keep-their-data
+    residency:
+      regions: {google: {namespace: "bigquery*"}, snowflake: {namespace: "snowflake*"},
+                postgres: {namespace: "postgres*"}}
+      unregioned: allowed
+  - id: food-delivery-from-postgres
+    sources: {sinks: {namespace: "food_delivery*"}, allow: {namespace: "postgres*"}}
+  - id: everything-owned
+    severity: warning
+    metadata: {datasets: {dataset: "*"}, require: [owner, schema]}
+"""
+
+
+def _corpus_events(corpus: Path) -> list[dict[str, Any]]:
+    """Every valid event of the shared corpus, templates filled as test_corpus fills them."""
+    from ingest.read import read_payload
+    from ingest.validate import ValidEvent, validate
+    from tests.integration.test_corpus import INVALID, INVALID_JSON, _manifest, _substitute
+
+    found = []
+    for entry in _manifest(corpus):
+        name = entry["file"]
+        if name in INVALID or name == INVALID_JSON:
+            continue
+        text = (corpus / name).read_text(encoding="utf-8")
+        for item in read_payload(_substitute(text) if entry["placeholders"] else text, name):
+            if item.error is None and isinstance(validate(item.obj), ValidEvent):
+                found.append(item.obj)
+    return found
+
+
+def test_on_the_shared_corpus_incremental_equals_full_after_every_batch(
+        graph: Graph, corpus: Path, tmp_path: Path) -> None:
+    """Real producers' events (Spark, Hive, Flink, dbt, Airflow, Marquez's demo ...) in a random
+    order and random batches: after each, the stored violations are a full check's."""
+    items = _corpus_events(corpus)
+    chance = random.Random(11)
+    chance.shuffle(items)
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append(items)
+    policies = parse_policies(CORPUS_RULES)
+    watch = PolicyWatch(graph, policies, today=lambda: DAY)
+    watch.full()
+    worker = Worker(graph, log)
+    batches = 0
+    while True:
+        worker.limit = chance.randint(10, 60)
+        result = worker.run_once()
+        if result is None:
+            break
+        batches += 1
+        watch.after(result.datasets, result.handoffs, result.commands)
+        assert _stored(graph) == _full(graph, policies), f"after batch {batches}"
+    rules_found = {key.split("|")[0] for key, _, _ in _stored(graph)}
+    assert batches >= 10 and len(rules_found) >= 4, (batches, rules_found)
