@@ -115,13 +115,14 @@ def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
 
 
 def _closest(request: Request, e: NotFound) -> list[dict[str, str]]:
-    """Datasets or jobs (any namespace) named like the one not found; none if that fails."""
-    from impact.discover import did_you_mean
+    """Datasets or jobs (any namespace), or a dataset's columns (``dataset.column``), named like
+    the one not found (impact.discover.closest); none if that fails."""
+    from impact.discover import closest
 
-    if e.kind not in ("dataset", "job") or e.name is None:
+    if e.kind not in ("dataset", "job", "column") or e.name is None:
         return []
     try:
-        close = did_you_mean(request.app.state.services.graph(), e.kind, e.name)
+        close = closest(request.app.state.services.graph(), e)
     except LineageError:
         return []
     return [{"namespace": f.namespace, "name": f.name} for f in close]

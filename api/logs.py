@@ -15,7 +15,6 @@ import time
 from collections.abc import MutableMapping
 from typing import Any
 
-from api import errors
 from graph.log_context import ContextFilter, bound
 
 
@@ -96,4 +95,6 @@ class RequestContext:
                     raise  # too late for an answer: the server closes the connection
                 # a bug: answered here rather than by the server error middleware outside us, so
                 # that the 500 and its log line carry the request id the user will quote
+                from api import errors  # the API's (FastAPI's) errors: not for the CLI's start
+
                 await errors.unexpected(e)(scope, receive, send_with_id)

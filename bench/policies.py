@@ -103,6 +103,10 @@ def main() -> None:
     p.add_argument("--batches", type=int, default=10, help="batches timed one by one")
     p.add_argument("--rounds", type=int, default=4, help="ingest rounds, off and on alternately")
     p.add_argument("--round-events", type=int, default=5000)
+    p.add_argument("--day", type=int, default=2,
+                   help="the generator's day whose runs make the batches (2 = the day after the "
+                        "loaded one; a later run of the bench takes the next, so that its events "
+                        "are new to the graph)")
     p.add_argument("--json", type=Path)
     a = p.parse_args()
     policies = parse_policies(RULES, "bench/policies.py")
@@ -146,7 +150,8 @@ def main() -> None:
           f"{full_again:.1f} s (again, {len(again.changes)} changes)", file=sys.stderr)
 
     # the next days' runs, in the generator's order (every table's job once a day)
-    later = [e for e in events(ts, a.seed, days=2) if e["eventTime"] >= "2024-06-02"]
+    day = f"2024-06-{a.day:02d}"
+    later = [e for e in events(ts, a.seed, days=a.day) if e["eventTime"] >= day]
     batches = [later[i * a.batch:(i + 1) * a.batch] for i in range(a.batches)]
     rest = later[a.batches * a.batch:]
     per_batch: list[dict[str, Any]] = []

@@ -93,9 +93,13 @@ class EventError(LineageError):
 class NotFound(LineageError):
     """A dataset, column, job or run that was asked about is not in the graph."""
 
-    def __init__(self, kind: str, key: str, name: str | None = None) -> None:
+    def __init__(self, kind: str, key: str, name: str | None = None,
+                 dataset: tuple[str, str] | None = None) -> None:
         super().__init__(f"no {kind} {key} in the graph")
         self.kind = kind
         self.key = key
         self.name = name
-        """The name asked for without its namespace, for "did you mean" (datasets and jobs)."""
+        """The name asked for without its namespace, for "did you mean" (datasets, jobs and
+        columns)."""
+        self.dataset = dataset
+        """A column's dataset (namespace, name), for "did you mean"."""

@@ -17,6 +17,7 @@ Layout under the state directory::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
@@ -97,20 +99,24 @@ class LocalServer:
             ) from e
 
     # -- provisioning ----------------------------------------------------------------------------
-    def provision(self) -> bool:
-        """Assemble jars, write the config and set the password; True if anything was done."""
-        did = self._assemble()
+    def provision(self, say: Callable[[str], None] = lambda line: None) -> bool:
+        """Assemble jars, write the config and set the password; True if anything was done.
+        ``say`` hears how the assembly goes (a first start downloads Neo4j's jars: minutes)."""
+        did = self._assemble(say)
         self._write_conf()
+        if not (self.home / "data" / "dbms" / "auth.ini").exists():
+            say("setting the initial password")
         did = self._set_initial_password() or did
         return did
 
-    def _assemble(self) -> bool:
+    def _assemble(self, say: Callable[[str], None] = lambda line: None) -> bool:
         if self._marker.exists():
             return False
         mvn = shutil.which("mvn")
         if mvn is None:
             raise ConfigError("Maven (`mvn`) is not on PATH; it assembles Neo4j from Maven Central")
         lib = self.home / "lib"
+        started = _repository_mb()
         if lib.exists():
             shutil.rmtree(lib)
         lib.mkdir(parents=True)
@@ -122,7 +128,9 @@ class LocalServer:
                 "dependency:copy-dependencies", f"-DoutputDirectory={lib}",
             ]  # fmt: skip
             log.info("assembling Neo4j %s with Maven into %s", self.settings.neo4j_version, lib)
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            done = _watched(cmd, lambda seconds: say(
+                f"assembling Neo4j {self.settings.neo4j_version} with Maven (once): "
+                f"{_downloaded_mb(started):.0f} MB downloaded, {seconds:.0f} s"))
         if done.returncode != 0:
             tail = (done.stdout + done.stderr)[-3000:]
             raise ServerError(f"Maven could not assemble Neo4j (exit {done.returncode}):\n{tail}")
@@ -177,15 +185,16 @@ class LocalServer:
         )
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def start(self) -> tuple[ServerStatus, bool]:
-        """Start the server and wait until it answers; returns (status, started_now)."""
+    def start(self, say: Callable[[str], None] = lambda line: None) -> tuple[ServerStatus, bool]:
+        """Start the server and wait until it answers; returns (status, started_now). ``say``
+        hears each step as it goes (assembling, starting, waiting for it to answer)."""
         current = self.status()
         if current.state == "running":
             return current, False
         if current.state == "starting":
             # our own server, alive but slow to answer (starting, or too busy to answer the last
             # check within its timeout): wait for it rather than start a second one
-            self._wait_until_answering()
+            self._wait_until_answering(say)
             return self.status(), False
         if current.state == "crashed":
             self.pid_file.unlink(missing_ok=True)
@@ -194,13 +203,14 @@ class LocalServer:
                 f"something else already answers on {self.http_url}; stop it or set "
                 "LINEAGE_NEO4J_HTTP_PORT and LINEAGE_NEO4J_BOLT_PORT to free ports"
             )
-        self.provision()
+        self.provision(say)
+        say("starting Neo4j")
         # the server's JVM, started by the launcher, inherits the launcher's priority
         done = self._java(_LAUNCHER, "start", nice=self.settings.neo4j_nice)
         if done.returncode != 0:
             raise ServerError(f"Neo4j did not start (exit {done.returncode}):\n"
                               f"{done.stdout}{done.stderr}\n{self._log_tail()}")
-        self._wait_until_answering()
+        self._wait_until_answering(say)
         return self.status(), True
 
     def stop(self) -> bool:
@@ -243,9 +253,12 @@ class LocalServer:
             detail=detail,
         )
 
-    def _wait_until_answering(self) -> None:
-        deadline = time.monotonic() + self.settings.neo4j_start_timeout
+    def _wait_until_answering(self, say: Callable[[str], None] = lambda line: None) -> None:
+        started = time.monotonic()
+        deadline = started + self.settings.neo4j_start_timeout
         while time.monotonic() < deadline:
+            say(f"waiting for Neo4j to answer ({time.monotonic() - started:.0f} s; it takes "
+                "10-30 s, more on a first start)")
             if http_ok(self.http_url) and bolt_ok(self.bolt_uri, self.password()):
                 return
             pid = read_pid(self.pid_file)
@@ -298,3 +311,33 @@ def new_password() -> str:
     64 failed with the command's usage text); a letter first keeps it a positional argument.
     """
     return "p" + secrets.token_urlsafe(18)
+
+
+def _watched(cmd: list[str], tick: Callable[[float], None],
+             every: float = 2.0) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` to the end, calling ``tick`` with the seconds elapsed every ``every`` s."""
+    started = time.monotonic()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        while True:
+            try:
+                stdout, stderr = proc.communicate(timeout=every)
+                break
+            except subprocess.TimeoutExpired:
+                tick(time.monotonic() - started)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _repository_mb() -> float:
+    """MiB in Maven's local repository (~/.m2/repository): what the assembly downloads."""
+    root = Path.home() / ".m2" / "repository"
+    total = 0
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            with contextlib.suppress(OSError):
+                total += (Path(dirpath) / name).stat().st_size
+    return total / 2**20
+
+
+def _downloaded_mb(before: float) -> float:
+    return max(0.0, _repository_mb() - before)

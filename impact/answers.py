@@ -56,7 +56,7 @@ def require_column(graph: Graph, namespace: str, dataset: str, column: str) -> N
     """Raise NotFound unless the column is in the graph."""
     if not graph.read("impact/exists_column", namespace=namespace, dataset=dataset,
                       column=column)[0]["found"]:
-        raise NotFound("column", f"{namespace}:{dataset}.{column}")
+        raise NotFound("column", f"{namespace}:{dataset}.{column}", column, (namespace, dataset))
 
 
 def clamp_depth(depth: int | None) -> int:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from graph.db import Graph
+from graph.errors import NotFound
 
 KINDS = ("dataset", "job")
 
@@ -50,6 +51,24 @@ def search(graph: Graph, text: str, kind: str | None = None, limit: int = 20) ->
 _WORDS = re.compile(r"[a-z]+")
 # characters Lucene's query syntax gives a meaning to (escaped in a whole name)
 _LUCENE = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/\s])')
+
+
+def closest(graph: Graph, e: NotFound, limit: int = 5) -> list[Found]:
+    """What an unknown dataset, job or column was probably meant to be: for a column, the
+    columns of its dataset named most like it (or, when the dataset is unknown too, the datasets
+    named like that); for a dataset or a job, :func:`did_you_mean`."""
+    if e.kind == "column" and e.dataset is not None and e.name is not None:
+        ns, dataset = e.dataset
+        names = [r["name"] for r in graph.read("lookup/dataset_columns", namespace=ns,
+                                               name=dataset)]
+        if not names:
+            return did_you_mean(graph, "dataset", dataset, limit)
+        by_lower = {n.lower(): n for n in names}
+        close = difflib.get_close_matches(e.name.lower(), list(by_lower), n=limit, cutoff=0.6)
+        return [Found("column", ns, f"{dataset}.{by_lower[c]}") for c in close]
+    if e.kind in KINDS and e.name is not None:
+        return did_you_mean(graph, e.kind, e.name, limit)
+    return []
 
 
 def did_you_mean(graph: Graph, kind: str, name: str, limit: int = 5) -> list[Found]:

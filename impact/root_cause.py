@@ -40,6 +40,16 @@ class Candidate:
     score: int
     summary: str
     evidence: dict[str, Any] = field(default_factory=dict)
+    score_parts: tuple[tuple[str, int], ...] = ()
+    """What the score is made of: (what, points), summing to ``score``."""
+
+    def score_is(self) -> str:
+        """The score explained: "100 failed run + 10 choke point - 2 hops away"."""
+        if not self.score_parts:
+            return str(self.score)
+        first, *rest = self.score_parts
+        return f"{first[1]} {first[0]}" + "".join(
+            f" {'+' if points >= 0 else '-'} {abs(points)} {what}" for what, points in rest)
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,8 @@ def root_cause_run(graph: Graph, run_id: str, depth: int | None = None,
                              f"this run of {run['job']} ended {props['state']}: "
                              f"{props.get('errorMessage') or 'no error message'}",
                              {"job": run["job"], "runId": run_id, "state": props["state"],
-                              "errorMessage": props.get("errorMessage")}))
+                              "errorMessage": props.get("errorMessage")},
+                             (("failed run", WEIGHT["failed run"]), ("the run asked about", 20))))
     # a parent run (a DAG run, a Spark application) is examined through its child runs: their
     # failures first (a DAG run fails because a task did: the task's failure is the cause, ranked
     # above the parent's own), then upstream of what any of them read
@@ -86,7 +97,9 @@ def root_cause_run(graph: Graph, run_id: str, depth: int | None = None,
                 f"child run of {child['job']} ended {child['state']}: "
                 f"{child.get('errorMessage') or 'no error message'}",
                 {"job": child["job"], "runId": child["runId"], "state": child["state"],
-                 "errorMessage": child.get("errorMessage")}))
+                 "errorMessage": child.get("errorMessage")},
+                (("failed run", WEIGHT["failed run"]),
+                 ("a child run of the run asked about (its failure failed it)", 25))))
     inputs = list({(i["namespace"], i["name"]): {"namespace": i["namespace"], "name": i["name"]}
                    for i in [*run["inputs"], *(x for c in run.get("descendants") or []
                                                for x in c["inputs"])]}.values())
@@ -155,9 +168,13 @@ def candidates(r: dict[str, Any], offset: int, reference: datetime,
     out: list[Candidate] = []
 
     def add(kind: str, summary: str, **evidence: Any) -> None:
-        score = WEIGHT[kind] + bonus - min(distance, 19)
-        out.append(Candidate(kind, key, distance, path, score, summary,
-                             {**evidence, "chokePoint": key in chokes}))
+        parts = [(kind, WEIGHT[kind])]
+        if bonus:
+            parts.append(("choke point (every upstream path passes it)", bonus))
+        if distance:
+            parts.append((f"hop{'s' if distance > 1 else ''} away", -min(distance, 19)))
+        out.append(Candidate(kind, key, distance, path, sum(p for _, p in parts), summary,
+                             {**evidence, "chokePoint": key in chokes}, tuple(parts)))
 
     runs = run_states(r["latestRuns"])
     failed = [x for x in runs if x.state in ("FAIL", "ABORT")]

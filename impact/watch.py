@@ -16,11 +16,13 @@ removed through the API, soft deletes) is followed by a full check: a tag can se
 anywhere, and such batches are rare.
 
 :class:`Watching` does this on a thread of its own, so that a check never holds the worker up:
-batches that arrive while a check runs are merged into the next one. While batches keep coming,
-the checks take at most a share of the time (``busy_share``): after a check of T seconds the next
-one waits (1/share - 1)·T, batches merging meanwhile, so that the checks' queries leave the
-worker and Neo4j most of the machine (docs/benchmarks.md, "Policies"). A violation is then found
-within about T/share of the batch that made it.
+batches that arrive while a check runs are merged into the next one. A check waits for the worker
+to be quiet (no batch for ``QUIET`` seconds) and then runs at once; while batches keep coming (a
+backfill, a burst) it runs every ``BUSY_HOLD`` seconds at most, and no more than a share of the
+time (``busy_share``: after a check of T seconds the next waits (1/share - 1)·T), batches merging
+meanwhile, so that the checks' queries leave the worker and Neo4j the machine (docs/benchmarks.md,
+"Policies"). A violation is found a moment after the burst that made it, or within
+``BUSY_HOLD`` (or T/share) while a backfill goes on.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ from impact.violations import Change, record
 log = logging.getLogger(__name__)
 
 Notify = Callable[[list[Change]], None]
+QUIET = 1.0
+"""Seconds without a batch after which the worker counts as idle: a waiting check runs."""
+BUSY_HOLD = 30.0
+"""While batches keep coming, the most seconds a batch waits for its check."""
 
 
 @dataclass
@@ -116,10 +122,12 @@ class Watching:
     retry_seconds: float = 5.0
     check_all_first: bool = True
     """Check every rule at start (the store may be behind the graph and the file)."""
-    busy_share: float = 0.25
+    busy_share: float = 0.1
     """The most of the time the checks take while batches keep coming (see the module's doc)."""
     rounds: int = 0
     _pending: set[tuple[str, str]] = field(default_factory=set)
+    _offered: float = 0.0
+    _since: float = 0.0  # when the oldest batch not yet checked was offered
     _handoffs: set[tuple[str, str]] = field(default_factory=set)
     _commands: bool = False
     _full: bool = True
@@ -136,6 +144,9 @@ class Watching:
               commands: bool = False) -> None:
         """A batch was loaded: check what it touched (soon, on the watching thread)."""
         with self._wake:
+            self._offered = time.monotonic()
+            if not self._work():
+                self._since = self._offered
             self._pending.update(datasets)
             self._handoffs.update(handoffs)
             self._commands = self._commands or commands
@@ -162,8 +173,9 @@ class Watching:
                     if not self._work():
                         self._idle.set()
                         self._wake.wait()
-                    elif (left := not_before - time.monotonic()) > 0:
-                        self._wake.wait(left)  # batches merge meanwhile
+                    elif ((left := max(not_before, self._since + BUSY_HOLD) - time.monotonic()) > 0
+                          and time.monotonic() - self._offered < QUIET):
+                        self._wake.wait(min(left, QUIET))  # busy: batches merge meanwhile
                     else:
                         break
                 full, commands = self._full, self._commands

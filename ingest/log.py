@@ -304,6 +304,26 @@ class SQLiteLog:
         return [BulkLoad(*row) for row in cur]
 
     @_log_errors
+    def remove(self, seqs: Sequence[int]) -> int:
+        """Remove the entries ``seqs`` and their dead letters (``lineage delete --purge``: test
+        data loaded by mistake); how many were removed. Sequence numbers are never reused."""
+        conn = self._conn()
+        removed = 0
+        for i in range(0, len(seqs), 500):
+            part = list(seqs[i:i + 500])
+            marks = ",".join("?" * len(part))
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed += conn.execute(f"DELETE FROM events WHERE seq IN ({marks})",
+                                        part).rowcount
+                conn.execute(f"DELETE FROM dead_letters WHERE seq IN ({marks})", part)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return removed
+
+    @_log_errors
     def forget_bulk_loads(self) -> None:
         self._conn().execute("DELETE FROM bulk_loads")
 

@@ -13,12 +13,10 @@ import importlib
 import os
 import sys
 
-from api import logs
 from api.cli.app import app
 from api.cli.common import err
 from graph.errors import LineageError
 from graph.private import PRIVATE_UMASK
-from graph.settings import get_settings
 
 __all__ = ["app", "main"]
 
@@ -31,11 +29,6 @@ for _group in ("load", "questions", "gdpr", "check", "policy", "discover", "even
 
 def main() -> None:
     """Entry point of the ``lineage`` console script."""
-    try:
-        fmt = get_settings().log_format
-    except ValueError:  # a malformed setting: the command itself will say which
-        fmt = "auto"
-    logs.configure(fmt)
     os.umask(PRIVATE_UMASK)  # state, logs and exports are private to this user (graph.private)
     try:
         app()

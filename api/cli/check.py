@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, Retired, err, fail, reading_graph, when
+from api.cli.common import AsOf, Depth, Retired, err, fail, get_settings, reading_graph, when
 from graph.errors import LineageError
-from graph.settings import get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph

@@ -18,14 +18,22 @@ import typer
 from rich.console import Console
 
 from graph.errors import LineageError
-from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph
     from graph.errors import NotFound
     from graph.local_server import LocalServer
+    from graph.settings import Settings
 
 T = TypeVar("T")
+
+def get_settings() -> Settings:
+    """The settings (graph.settings.get_settings), imported when a command first needs them:
+    ``lineage --help`` does without (pydantic's settings take a fifth of a second to import)."""
+    from graph import settings
+
+    return settings.get_settings()
+
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -114,8 +122,8 @@ def writing_graph(settings: Settings) -> Iterator[Graph]:
         if server.status().state != "running":
             err.print("the local Neo4j is not running: starting it (`lineage neo4j start`; the "
                       "first start assembles it with Maven)")
-            with err.status("starting Neo4j…"):
-                server.start()
+            with err.status("starting Neo4j…") as shown:
+                server.start(say=lambda line: shown.update(f"{line}…"))
             err.print(f"started the local Neo4j: Browser at {server.http_url}/browser/")
     graph = _connect(settings)
     try:
@@ -141,9 +149,7 @@ def question(ask: Callable[[Graph], T]) -> T:
 
 
 def _suggestions(graph: Graph, e: NotFound) -> str:
-    from impact.discover import did_you_mean
+    from impact.discover import closest
 
-    if e.kind not in ("dataset", "job") or e.name is None:
-        return ""
-    close = did_you_mean(graph, e.kind, e.name)
+    close = closest(graph, e)
     return ("; did you mean: " + ", ".join(f"{f.namespace} {f.name}" for f in close)) if close else ""

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import JSON, err, fail, out, question, writing_graph
+from api.cli.common import JSON, err, fail, get_settings, out, question, writing_graph
 from api.cli.load import make_ingester, spark_ingest_files
 from api.cli.render import dump
 from graph.errors import LineageError
-from graph.settings import get_settings
 
 
 @app.command("replay", rich_help_panel="Load and keep events")
@@ -133,3 +132,74 @@ def export_cmd(
     out.print(f"wrote {rows} events to {files} Parquet files under {directory}"
               + (f"; {skipped} metadata commands written through the API are not events and "
                  "stay in the log only" if skipped else ""))
+
+
+@app.command("delete", rich_help_panel="Load and keep events")
+def delete_cmd(
+    kind: Annotated[str, typer.Argument(help="namespace, dataset or job")],
+    namespace: Annotated[str, typer.Argument(help="The namespace (of the dataset or job).")],
+    name: Annotated[str | None, typer.Argument(help="The dataset's or job's name.")] = None,
+    purge: Annotated[bool, typer.Option(
+        "--purge", help="Also remove from the event log every event that names it, and rebuild "
+                        "the graph from the log (for test data loaded by mistake).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Purge without asking.")] = False,
+) -> None:
+    """Hide a namespace, a dataset or a job loaded by mistake.
+
+    Without --purge it is Marquez's soft delete, through the event log like the API's: hidden
+    from the listings and search (Marquez's API, `lineage ls`), back as soon as an event reports
+    it again; the lineage questions still walk through it (its history is kept). With --purge
+    every event that names it is removed from the log, whole (with whatever else it says), and
+    the graph is rebuilt from what is left (`lineage replay --wipe`)."""
+    from ingest.log import open_log
+
+    if kind not in ("namespace", "dataset", "job"):
+        raise fail(f"{kind}: expected namespace, dataset or job", code=2)
+    if (kind == "namespace") != (name is None):
+        raise fail("give a namespace alone, or a dataset's or job's namespace and name", code=2)
+    what = f"{kind} {namespace}" + (f":{name}" if name else "")
+    settings = get_settings()
+    events = open_log(settings.log_path)
+    if purge:
+        seqs = [e.seq for e in events.scan() if _names(e.event, kind, namespace, name)]
+        if not seqs:
+            raise fail(f"no event in the log names {what}", code=2)
+        if not yes and not typer.confirm(f"remove {len(seqs)} entries naming {what} from the "
+                                         "log and rebuild the graph from the rest?"):
+            raise typer.Exit(1)
+        removed = events.remove(seqs)
+        out.print(f"removed {removed} entries naming {what} from the log; rebuilding the graph")
+        replay_cmd(wipe=True, forget_bulk_loads=False, engine="python")
+        return
+    from ingest import commands
+
+    try:
+        with writing_graph(settings) as graph:
+            rows = commands.submit(graph, events, "soft_delete",
+                                   {"kind": kind, "namespace": namespace, "name": name})
+    except LineageError as e:
+        raise fail(str(e)) from e
+    hidden = rows[0]["deleted"] if rows else 0
+    if not hidden or (kind == "namespace" and hidden == 1):
+        out.print(f"nothing named {what} in the graph; the deletion is in the log all the same")
+        return
+    out.print(f"hid {what} ({hidden} nodes): gone from the listings and search until an event "
+              "reports it again; `--purge` removes its events")
+
+
+def _names(entry: dict[str, Any], kind: str, namespace: str, name: str | None) -> bool:
+    """Whether a log entry (an event or a command) names the namespace, dataset or job."""
+    from ingest import commands
+
+    if commands.is_command(entry):
+        params = entry.get("params") or {}
+        return params.get("namespace") == namespace and (name is None or params.get("name") == name)
+    job: dict[str, Any] = entry["job"] if isinstance(entry.get("job"), dict) else {}
+    datasets = [d for d in [*(entry.get("inputs") or []), *(entry.get("outputs") or []),
+                            entry.get("dataset")] if isinstance(d, dict)]
+    if kind == "job":
+        return bool(job) and job.get("namespace") == namespace and job.get("name") == name
+    if kind == "dataset":
+        return any(d.get("namespace") == namespace and d.get("name") == name for d in datasets)
+    return job.get("namespace") == namespace or any(d.get("namespace") == namespace
+                                                    for d in datasets)

@@ -15,7 +15,6 @@ from api.cli import render
 from api.cli.app import app
 from api.cli.common import AsOf, Depth, Format, JsonAlias, Retired, out, question, when
 from api.cli.render import dump
-from api.reports import tag_reach_csv, where_csv
 
 
 @app.command("where", rich_help_panel="Ask")
@@ -52,7 +51,9 @@ def where_cmd(
     moment = when(as_of)
     report = question(lambda g: where(g, namespace, dataset, column, depth, moment, retired))
     if csv_out:
-        sys.stdout.write(where_csv(report))
+        from api import reports
+
+        sys.stdout.write(reports.where_csv(report))
         return
     if as_json or fmt == "json":
         dump({**dataclasses.asdict(report), "counts": report.counts()})
@@ -73,7 +74,9 @@ def _tagged(tag: str, depth: int | None, as_of: str | None, retired: bool, as_js
     moment = when(as_of)
     report = question(lambda g: tag_reach(g, tag, depth, moment, retired))
     if csv_out:
-        sys.stdout.write(tag_reach_csv(report))
+        from api import reports
+
+        sys.stdout.write(reports.tag_reach_csv(report))
         return
     if as_json:
         dump({**dataclasses.asdict(report), "summary": report.summary(),

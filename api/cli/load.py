@@ -11,12 +11,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from api.cli.app import app
-from api.cli.common import Format, err, fail, out, writing_graph
+from api.cli.common import Format, err, fail, get_settings, out, writing_graph
 from graph.errors import LineageError
-from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from graph.db import Graph
+    from graph.settings import Settings
     from ingest.event_log import EventLog
     from ingest.pipeline import Ingester
 

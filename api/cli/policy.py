@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.app import app
-from api.cli.common import DatasetName, DatasetNs, Depth, fail, reading_graph
+from api.cli.common import DatasetName, DatasetNs, Depth, fail, get_settings, reading_graph
 from graph.errors import LineageError, NotFound
-from graph.settings import get_settings
 
 if TYPE_CHECKING:
     from impact.policy_file import Policies

@@ -257,6 +257,6 @@ def show_root_cause(answer: Any, fmt: str) -> None:
         render.show_root_cause(answer)
         return
     render.rows([{"rank": i, "score": c.score, "kind": c.kind, "distance": c.distance,
-                  "what": c.summary, "path": " <- ".join(c.path)}
+                  "what": c.summary, "path": " <- ".join(c.path), "score is": c.score_is()}
                  for i, c in enumerate(answer.candidates, 1)] if fmt == "plain" else answer,
-                ["rank", "score", "kind", "distance", "what", "path"], fmt)
+                ["rank", "score", "kind", "distance", "what", "path", "score is"], fmt)

@@ -4,17 +4,86 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import typer
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from api.cli.common import out
 
 
-def rows(found: Any, columns: list[str], fmt: str, title: str = "") -> None:
-    """Rows as a table (identifiers wrap, never cut), tab-separated lines, or JSON (of ``found``
-    itself, which may be a whole answer)."""
+def fit(table: Table, drop: Sequence[str] = ()) -> None:
+    """Print ``table`` within the terminal's width without splitting a word or an identifier:
+    each column is at least as wide as its longest word and wraps only between words; when that
+    is too wide, the columns named in ``drop`` are left out, least useful first; when the rest is
+    still too wide, each row is printed as a block of ``column: value`` lines, which the terminal
+    may wrap but never cuts (a URL or a name copied from it is whole)."""
+    every = list(table.columns)
+    for name in (None, *drop):
+        if name is not None:
+            table.columns[:] = [c for c in table.columns if c.header != name]
+        if _widths(table):
+            out.print(table)
+            return
+    table.columns[:] = every  # a block has room for every column
+    blocks(table)
+
+
+def _widths(table: Table) -> bool:
+    """Set each column's width so that the table fits the terminal with no word split; False
+    when even the longest words side by side do not fit."""
+    spans = []
+    for column in table.columns:
+        lines = [line for cell in (column.header, *column.cells) for line in _plain(cell)]
+        longest = max((len(line) for line in lines), default=1)
+        word = longest if column.no_wrap else max(
+            (len(w) for line in lines for w in line.split()), default=1)
+        spans.append((max(1, word), max(1, longest)))
+    for column, (least, _) in zip(table.columns, spans, strict=True):
+        column.width = least
+    spare = out.width - Measurement.get(out, out.options.update(width=10**6), table).maximum
+    if spare < 0:
+        return False
+    wanted = [most - least for least, most in spans]
+    total = sum(wanted)
+    for column, (least, _), more in zip(table.columns, spans, wanted, strict=True):
+        column.width = least + (more if total <= spare else spare * more // max(1, total))
+    return True
+
+
+def _plain(cell: Any) -> list[str]:
+    text = cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
+    return text.split("\n")
+
+
+def blocks(table: Table) -> None:
+    """A table as one block of ``column: value`` lines per row (see :func:`fit`)."""
+    if table.title:
+        out.print(str(table.title), highlight=False)
+    headers = [str(c.header) for c in table.columns]
+    cells = [list(c.cells) for c in table.columns]
+    for i in range(table.row_count):
+        for header, column in zip(headers, cells, strict=True):
+            value = str(column[i]) if i < len(column) else ""
+            if value:
+                lines = value.split("\n")
+                label = f"{header}: " if header else ""
+                out.print(label + lines[0], highlight=False, markup=False)
+                for more in lines[1:]:
+                    out.print(" " * len(label) + more, highlight=False, markup=False)
+        if table.show_header or i < table.row_count - 1:
+            out.print("")
+    if table.caption:
+        out.print(str(table.caption), highlight=False, style="dim")
+
+
+def rows(found: Any, columns: list[str], fmt: str, title: str = "",
+         drop: Sequence[str] = ()) -> None:
+    """Rows as a table that fits the terminal (:func:`fit`, leaving out ``drop`` first),
+    tab-separated lines, or JSON (of ``found`` itself, which may be a whole answer)."""
     if fmt == "json":
         dump(found)
     elif fmt == "plain":
@@ -23,10 +92,10 @@ def rows(found: Any, columns: list[str], fmt: str, title: str = "") -> None:
     elif fmt == "table":
         table = Table(title=title or None)
         for c in columns:
-            table.add_column(c, overflow="fold")
+            table.add_column(c)
         for row in found:
             table.add_row(*("" if row.get(c) is None else str(row[c]) for c in columns))
-        out.print(table)
+        fit(table, drop)
     else:
         raise typer.BadParameter(f"--format {fmt}: expected table, plain or json")
 
@@ -54,11 +123,11 @@ def stamp(value: Any) -> str:
 
 
 def facts(columns: int = 2) -> Table:
-    """A table of label and value(s), without borders; values wrap, never cut."""
+    """A table of label and value(s), without borders, to print with :func:`fit`."""
     table = Table(show_header=False, box=None)
     table.add_column(no_wrap=True)
     for _ in range(columns - 1):
-        table.add_column(overflow="fold")
+        table.add_column()
     return table
 
 
@@ -72,7 +141,7 @@ def print_status(status: Any) -> None:
     if status.password_file:
         table.add_row("password", f"in {status.password_file}")
     table.add_row("detail", status.detail)
-    out.print(table)
+    fit(table)
 
 
 def walk_table(answer: Any) -> None:
@@ -82,14 +151,14 @@ def walk_table(answer: Any) -> None:
     table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})",
                   caption=f"paths leave out the namespace {home.rstrip(':')}" if home else None)
     for col in ("kind", "name", "distance", "path", "why", "last seen", "owners", "beyond"):
-        table.add_column(col, overflow="fold", min_width=8 if col in ("name", "path") else None)
+        table.add_column(col)
     for i in answer.impacted:
         path = " → ".join(step.removeprefix(home) for step in i.path)
         name = i.name + "".join(f"\n(also {a})" for a in i.aliases)
         table.add_row(i.kind, name, str(i.distance), path, i.why,
                       f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
                       ", ".join(i.owners), "" if i.beyond is None else str(i.beyond))
-    out.print(table)
+    fit(table, ("beyond", "owners", "last seen", "path", "why"))
     if answer.aliases:
         out.print(f"{answer.source} is also named {', '.join(answer.aliases)} (symlinks): "
                   "answered for every name", highlight=False)
@@ -103,12 +172,17 @@ def show_root_cause(answer: Any) -> None:
     """Root-cause candidates, ranked, with their paths and the choke points."""
     table = Table(title=f"root-cause candidates for {answer.target} "
                         f"(reference time {answer.reference_time:%Y-%m-%d %H:%M})")
-    for c in ("#", "score", "kind", "distance", "what", "path"):
-        table.add_column(c, overflow="fold")
+    for c in ("#", "score", "kind", "distance", "what", "path", "score is"):
+        table.add_column(c)
     for i, c in enumerate(answer.candidates, 1):
-        table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path))
+        table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path),
+                      c.score_is())
     if answer.candidates:
-        out.print(table)
+        fit(table, ("path", "distance", "score is"))
+        if out.width >= 40:
+            out.print("score: the kind's weight (failed run 100, failed assertion 80, stale or "
+                      "missing input 60, schema change 40), +10 on a choke point, minus the hops "
+                      "away (at most 19)", style="dim", highlight=False)
     else:
         out.print(f"root cause of {answer.target} (reference time "
                   f"{answer.reference_time:%Y-%m-%d %H:%M}):", highlight=False)
@@ -124,12 +198,12 @@ def show_where(report: Any) -> None:
     """Where a column's data goes, labelled raw / transformed / masked / aggregated / influence."""
     table = Table(title=f"where the data of {report.source} goes (depth {report.depth})")
     for c in ("label", "column", "distance", "via jobs", "last flowed"):
-        table.add_column(c, overflow="fold")
+        table.add_column(c)
     style = {"raw": "bold red", "unknown": "red", "transformed": "yellow", "masked": "green"}
     for r in report.reaches:
         table.add_row(f"[{style.get(r.label, 'dim')}]{r.label}[/]", f"{r.dataset}.{r.column}",
                       str(r.distance), ", ".join(r.jobs), stamp(r.last_flowed))
-    out.print(table)
+    fit(table, ("last flowed", "distance", "via jobs"))
     counts = report.counts()
     out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
 
@@ -158,13 +232,14 @@ def show_dataset(key: str, row: dict[str, Any], verdict: str,
         info.add_row("last run", f"{run['state']} {run['job']} started {stamp(run['start'])}, ended "
                      f"{stamp(run['end']) or '-'}" + (f" ({took})" if took else "")
                      + (f": {run['errorMessage']}" if run["errorMessage"] else ""))
-    out.print(info)
+    fit(info)
     cols = Table(title="columns")
-    for c in ("name", "type", "description"):
-        cols.add_column(c, overflow="fold")
+    for c in ("name", "type", "tags", "description"):
+        cols.add_column(c)
     for c in row["columns"]:
-        cols.add_row(c["name"], c["type"] or "", c["description"] or "")
-    out.print(cols)
+        cols.add_row(c["name"], c["type"] or "", ", ".join(c.get("tags") or []),
+                     c["description"] or "")
+    fit(cols, ("description", "type"))
     if row.get("dropped"):
         out.print("dropped (no longer in the latest written schema): " + ", ".join(
             f"{c['name']} (last written {stamp(c['lastWritten'])})" for c in row["dropped"]),
@@ -176,6 +251,8 @@ def dataset_facts(row: dict[str, Any], verdict: str,
     """One dataset as (fact, value, detail) rows, for --format plain."""
     facts_ = [{"fact": "column", "value": c["name"], "detail": c["type"] or ""}
               for c in row["columns"]]
+    facts_ += [{"fact": "column tag", "value": c["name"], "detail": tag}
+               for c in row["columns"] for tag in c.get("tags") or []]
     facts_ += [{"fact": "dropped column", "value": c["name"], "detail": stamp(c["lastWritten"])}
                for c in row.get("dropped") or []]
     facts_ += [{"fact": "alias", "value": a} for a in row.get("aliases") or []]
@@ -213,21 +290,21 @@ def show_job(key: str, row: dict[str, Any]) -> None:
         info.add_row("child job", child["job"] + (f"  (latest run {latest['runId']} "
                                                   f"{latest['state']} {stamp(latest['time'])})"
                                                   if latest else ""))
-    out.print(info)
+    fit(info)
     table = Table(title="latest runs")
     for c in ("run", "state", "start", "end", "duration", "error"):
-        table.add_column(c, overflow="fold")
+        table.add_column(c)
     for r in row["runs"]:
         took = (r["end"].to_native() - r["start"].to_native()) if r["end"] and r["start"] else ""
         table.add_row(r["runId"], r["state"] or "", stamp(r["start"]), stamp(r["end"]), str(took),
                       r["errorMessage"] or "")
-    out.print(table)
+    fit(table, ("duration", "end", "error"))
 
 
 def show_dead_letters(letters: list[Any]) -> None:
     table = Table(title="dead letters")
     for c in ("id", "log seq", "reason", "retries"):
-        table.add_column(c, overflow="fold")
+        table.add_column(c)
     for d in letters:
         table.add_row(str(d.id), str(d.seq), d.reason, str(d.retries))
-    out.print(table)
+    fit(table, ("retries", "log seq"))

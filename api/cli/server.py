@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, local_server, out
+from api.cli.common import err, fail, get_settings, local_server, out
 from api.cli.render import print_status
 from graph.errors import LineageError
-from graph.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from graph.settings import Settings
 
 neo4j_app = typer.Typer(help="Run the local Neo4j server: start, stop, status.",
                         no_args_is_help=True)
@@ -27,8 +29,8 @@ def neo4j_start() -> None:
         raise fail(f"NEO4J_URI is set ({settings.neo4j_uri}): that server is not ours to start")
     server = local_server(settings)
     try:
-        with err.status("starting Neo4j (the first start assembles it with Maven)…"):
-            status, started = server.start()
+        with err.status("starting Neo4j (the first start assembles it with Maven)…") as shown:
+            status, started = server.start(say=lambda line: shown.update(f"{line}…"))
     except LineageError as e:
         raise fail(str(e)) from e
     out.print("Neo4j started." if started else "Neo4j is already running; nothing to do.")

@@ -4,23 +4,24 @@ three with Neo4j, the Spark ``demo`` and the Spark settings (``spark-conf``)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, local_server, out, writing_graph
-from api.cli.render import facts
+from api.cli.common import err, fail, get_settings, local_server, out, writing_graph
+from api.cli.render import facts, fit
 from graph.errors import LineageError
-from graph.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from api.webhook import Webhook
     from graph.db import Graph
+    from graph.settings import Settings
     from impact.policy_file import Policies
     from impact.watch import Watching
 
@@ -325,31 +326,62 @@ def down_cmd() -> None:
 
 
 @app.command("status", rich_help_panel="Run the services")
-def status_cmd() -> None:
+def status_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="As JSON, for a script.")] = False,
+) -> None:
     """Neo4j, the API and the worker: running or not, where, and the worker's lag. Exit 1 if any is down."""
-    if not print_up(get_settings()):
+    settings = get_settings()
+    state = up_state(settings)
+    if as_json:
+        print(json.dumps(state, indent=2))
+    else:
+        print_up(settings, state)
+    if not state["ok"]:
         raise typer.Exit(1)
 
 
-def print_up(settings: Settings) -> bool:
+def up_state(settings: Settings) -> dict[str, Any]:
+    """Neo4j, each service and the event log, as ``lineage status --json`` says them."""
     from api import processes
     from graph.local_server import external_status
     from ingest.log import open_log
     from ingest.worker import CONSUMER
 
     neo = local_server(settings).status() if settings.uses_local_server else external_status(settings)
-    table = facts(3)
-    table.add_row("neo4j", neo.state, f"{neo.bolt_uri}  Browser {neo.browser_url}")
+    state: dict[str, Any] = {"neo4j": {"state": neo.state, "bolt": neo.bolt_uri,
+                                       "browser": neo.browser_url}}
     ok = neo.state in ("running", "external")
     for name in processes.SERVICES:
         p = processes.status(settings, name)
-        where = f"http://{settings.api_host}:{settings.api_port} (docs at /docs)" if name == "api" else ""
-        table.add_row(name, "running" if p.running else "stopped",
-                      f"pid {p.pid}  {where}  log {p.log}" if p.running else f"log {p.log}")
+        state[name] = {"running": p.running, "pid": p.pid if p.running else None,
+                       "log": str(p.log)}
+        if name == "api":
+            state[name]["url"] = f"http://{settings.api_host}:{settings.api_port}"
         ok = ok and p.running
     events = open_log(settings.log_path)
-    lag = events.last_seq() - events.position(CONSUMER)
-    table.add_row("log", f"{events.last_seq()} events", f"worker lag {lag} events, "
-                  f"{events.dead_letter_count()} dead letters  ({settings.log_path})")
-    out.print(table)
-    return ok
+    try:
+        state["log"] = {"path": str(settings.log_path), "events": events.last_seq(),
+                        "workerLag": events.last_seq() - events.position(CONSUMER),
+                        "deadLetters": events.dead_letter_count()}
+    finally:
+        events.close()
+    state["ok"] = ok
+    return state
+
+
+def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
+    """The state of Neo4j, the services and the log as a table that fits the terminal; whether
+    every part is up. Addresses are printed whole, never broken (a copy of a URL works)."""
+    state = state or up_state(settings)
+    neo, log = state["neo4j"], state["log"]
+    table = facts(3)
+    table.add_row("neo4j", neo["state"], f"{neo['bolt']}  Browser {neo['browser']}")
+    for name in ("api", "worker"):
+        p = state[name]
+        where = f"{p['url']} (docs at /docs)  " if p.get("url") else ""
+        table.add_row(name, "running" if p["running"] else "stopped",
+                      f"pid {p['pid']}  {where}log {p['log']}" if p["running"] else f"log {p['log']}")
+    table.add_row("log", f"{log['events']} events", f"worker lag {log['workerLag']} events, "
+                  f"{log['deadLetters']} dead letters  ({log['path']})")
+    fit(table)
+    return bool(state["ok"])

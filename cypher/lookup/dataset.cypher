@@ -31,7 +31,12 @@ WITH d, names, r, all, CASE
        ELSE all END AS current
 RETURN properties(d) AS props,
        [c IN current WHERE c IS NOT NULL | {name: c.name, type: c.type, description: c.description,
-                                            inSchema: coalesce(c.inSchema, false)}] AS columns,
+                                            inSchema: coalesce(c.inSchema, false),
+                                            // its tags: a producer's tags facet and the API's
+                                            tags: [t IN coalesce(d.fieldTags, [])
+                                                   WHERE split(t, '\u001f')[0] = c.name
+                                                   | split(t, '\u001f')[1]]
+                                                  + [(c)-[:TAGGED]->(t:Tag) | t.name]}] AS columns,
        [c IN all WHERE c.writtenLastSeen IS NOT NULL AND NOT c IN current
          | {name: c.name, type: c.type, lastWritten: c.writtenLastSeen}] AS dropped,
        [m IN tail(names) | m.namespace + ':' + m.name] AS aliases,

@@ -1,0 +1,94 @@
+"""Tables fit the terminal: at 80 and at 60 columns no table line is wider than the terminal and
+no identifier or word is split across lines (columns are left out, least useful first, or each row
+becomes a block of lines); a URL to copy is never broken. A line longer than the terminal holds an
+identifier longer than it, printed whole for the terminal to wrap (a copy keeps it whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import pytest
+
+from api.cli import render
+from api.cli.common import out
+from impact.answers import Impacted, Walk
+
+NS = "postgres://warehouse.internal.example.com:5432"
+LONG = "analytics.customer_lifetime_value_by_acquisition_channel_daily"
+
+
+def _walk() -> Walk:
+    items = tuple(
+        Impacted("dataset", NS, f"{LONG}_{i}", i, (f"{NS}:raw.users", f"{NS}:{LONG}_{i}"),
+                 "shop-nightly:build_customer_lifetime_value", "DIRECT IDENTITY via "
+                 "shop-nightly:build_customer_lifetime_value",
+                 datetime(2026, 11, 27, 2, 0, tzinfo=UTC), ("team:growth",), i)
+        for i in range(1, 4))
+    return Walk(f"dataset {NS}:raw.users", 20, items, {"kind": {"dataset": 3}})
+
+
+@pytest.fixture(params=[80, 60])
+def width(request: pytest.FixtureRequest) -> Iterator[int]:
+    before = out.width
+    out.width = request.param
+    yield request.param
+    out.width = before
+
+
+def _printed(show: object) -> list[str]:
+    with out.capture() as captured:
+        show()  # type: ignore[operator]
+    return captured.get().splitlines()
+
+
+def _whole(lines: list[str], words: list[str]) -> None:
+    for word in words:
+        assert any(word in line for line in lines), f"{word} was split:\n" + "\n".join(lines)
+
+
+def _boxed(lines: list[str]) -> list[str]:
+    return [line for line in lines if any(c in line for c in "│┃┏┗┡└┌")]
+
+
+def test_a_blast_radius_fits_and_keeps_every_name_whole(width: int) -> None:
+    lines = _printed(lambda: render.walk_table(_walk()))
+    assert all(len(line) <= width for line in _boxed(lines)), "\n".join(lines)
+    _whole(lines, [f"{LONG}_1", f"{LONG}_2", f"{LONG}_3", f"{NS}:raw.users"])
+    # too narrow for the names side by side: a block per row, every column in it
+    assert f"name: {LONG}_1" in lines and "beyond: 1" in lines
+
+
+def test_a_narrow_terminal_leaves_out_the_least_useful_columns_first() -> None:
+    before = out.width
+    try:
+        out.width = 120
+        narrow = _printed(lambda: render.walk_table(_walk()))
+        out.width = 200
+        wide = _printed(lambda: render.walk_table(_walk()))
+    finally:
+        out.width = before
+    header = next(line for line in narrow if "kind" in line and "name" in line)
+    assert "beyond" not in header and "why" not in header and "distance" in header
+    assert all(len(line) <= 120 for line in _boxed(narrow)), "\n".join(narrow)
+    header = next(line for line in wide if "kind" in line and "name" in line)
+    assert "why" in header and "beyond" not in header
+    assert all(len(line) <= 200 for line in _boxed(wide)), "\n".join(wide)
+    _whole(wide, [f"{LONG}_1", "shop-nightly:build_customer_lifetime_value"])
+
+
+def test_a_status_line_with_a_url_is_never_broken(width: int) -> None:
+    url = "http://127.0.0.1:17474/browser?dbms=neo4j://127.0.0.1:17687&preselectAuthMethod=BASIC"
+    status = SimpleNamespace(state="running", bolt_uri="neo4j://127.0.0.1:17687", browser_url=url,
+                             user="neo4j", password_file=None, detail="pid 4242")
+    lines = _printed(lambda: render.print_status(status))
+    _whole(lines, [url])
+
+
+def test_rows_of_any_answer_fit(width: int) -> None:
+    found = [{"kind": "dataset", "namespace": NS, "name": f"{LONG}_{i}"} for i in range(3)]
+    lines = _printed(lambda: render.rows(found, ["kind", "namespace", "name"], "table",
+                                         drop=("namespace",)))
+    _whole(lines, [f"{LONG}_0", f"{LONG}_2"])
+    assert all(len(line) <= width for line in _boxed(lines)), "\n".join(lines)
