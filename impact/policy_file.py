@@ -291,11 +291,8 @@ def _rule(node: yaml.Node, name: str) -> Rule:
 
 
 def _metadata(node: yaml.Node, name: str, rule_id: str) -> MetadataRule:
-    fields = _mapping(node, name, rule_id, "metadata")
-    _only(fields, node, name, rule_id, ("datasets", "require"), "metadata")
-    for needed in ("datasets", "require"):
-        if needed not in fields:
-            raise PolicyError(name, _line(node), rule_id, f"metadata needs '{needed}'")
+    fields = _section(node, name, rule_id, "metadata", ("datasets", "require"),
+                      ("datasets", "require"))
     datasets = _datasets(fields["datasets"], name, rule_id, "datasets")
     require = _strings(fields["require"], name, rule_id, "require")
     for item in require:
@@ -308,10 +305,7 @@ def _metadata(node: yaml.Node, name: str, rule_id: str) -> MetadataRule:
 
 
 def _residency(node: yaml.Node, name: str, rule_id: str) -> ResidencyRule:
-    fields = _mapping(node, name, rule_id, "residency")
-    _only(fields, node, name, rule_id, ("regions", "unregioned"), "residency")
-    if "regions" not in fields:
-        raise PolicyError(name, _line(node), rule_id, "residency needs 'regions'")
+    fields = _section(node, name, rule_id, "residency", ("regions", "unregioned"), ("regions",))
     regions = _mapping(fields["regions"], name, rule_id, "regions")
     if len(regions) < 2:
         raise PolicyError(name, _line(fields["regions"]), rule_id,
@@ -327,11 +321,8 @@ def _residency(node: yaml.Node, name: str, rule_id: str) -> ResidencyRule:
 
 
 def _quality(node: yaml.Node, name: str, rule_id: str) -> QualityRule:
-    fields = _mapping(node, name, rule_id, "quality")
-    _only(fields, node, name, rule_id, ("columns", "metric", "above", "below"), "quality")
-    for needed in ("columns", "metric"):
-        if needed not in fields:
-            raise PolicyError(name, _line(node), rule_id, f"quality needs '{needed}'")
+    fields = _section(node, name, rule_id, "quality", ("columns", "metric", "above", "below"),
+                      ("columns", "metric"))
     metric = _scalar(fields["metric"])
     if metric not in METRICS:
         raise PolicyError(name, _line(fields["metric"]), rule_id,
@@ -352,11 +343,7 @@ def _quality(node: yaml.Node, name: str, rule_id: str) -> QualityRule:
 
 
 def _sources(node: yaml.Node, name: str, rule_id: str) -> SourcesRule:
-    fields = _mapping(node, name, rule_id, "sources")
-    _only(fields, node, name, rule_id, ("sinks", "allow"), "sources")
-    for needed in ("sinks", "allow"):
-        if needed not in fields:
-            raise PolicyError(name, _line(node), rule_id, f"sources needs '{needed}'")
+    fields = _section(node, name, rule_id, "sources", ("sinks", "allow"), ("sinks", "allow"))
     allow = tuple(_datasets(s, name, rule_id, "allow") for s in _one_or_more(fields["allow"]))
     return SourcesRule(_datasets(fields["sinks"], name, rule_id, "sinks"), allow)
 
@@ -389,12 +376,9 @@ def _checkpoint(node: yaml.Node, name: str, rule_id: str) -> Checkpoint:
 
 
 def _flow(node: yaml.Node, name: str, rule_id: str) -> FlowRule:
-    fields = _mapping(node, name, rule_id, "flow")
-    _only(fields, node, name, rule_id, ("from", "to", "must", "through", "aggregation",
-                                        "unverified"), "flow")
-    for needed in ("from", "to", "must"):
-        if needed not in fields:
-            raise PolicyError(name, _line(node), rule_id, f"flow needs '{needed}'")
+    fields = _section(node, name, rule_id, "flow", ("from", "to", "must", "through",
+                                                     "aggregation", "unverified"),
+                      ("from", "to", "must"))
     must = _scalar(fields["must"])
     if must not in ("never", "masked", "through"):
         raise PolicyError(name, _line(fields["must"]), rule_id,
@@ -457,6 +441,18 @@ def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
 
 
 # --- YAML nodes, with their lines -----------------------------------------------------------
+
+def _section(node: yaml.Node, name: str, rule_id: str, what: str, allowed: tuple[str, ...],
+             needed: tuple[str, ...]) -> dict[str, yaml.Node]:
+    """A rule's section (``flow``, ``metadata`` ...): a mapping of only ``allowed`` keys, with
+    every key of ``needed``."""
+    fields = _mapping(node, name, rule_id, what)
+    _only(fields, node, name, rule_id, allowed, what)
+    for key in needed:
+        if key not in fields:
+            raise PolicyError(name, _line(node), rule_id, f"{what} needs '{key}'")
+    return fields
+
 
 def _line(node: yaml.Node | None) -> int | None:
     return None if node is None else node.start_mark.line + 1

@@ -95,23 +95,30 @@ def test_after_every_batch_the_stored_violations_are_a_full_checks(
         else:
             log.append([entry])
     policies = _policies()
-    watch = PolicyWatch(graph, policies, today=lambda: DAY)
-    watch.full()
-    assert _stored(graph) == set()
-    worker = Worker(graph, log)
-    batches = 0
-    while True:
-        worker.limit = chance.randint(1, 6)
-        result = worker.run_once()
-        if result is None:
-            break
-        batches += 1
-        watch.after(result.datasets, result.handoffs, result.commands)
-        assert _stored(graph) == _full(graph, policies), f"after batch {batches}"
+    _watched_in_random_batches(graph, log, policies, chance, 1, 6)
     # the graph ends with violations of most rules (so the comparison was not of empty sets)
     found = {key.split("|")[0] for key, _, _ in _stored(graph)}
     assert {"pii-masked-in-features", "users-cleaned-first", "eu-in-eu",
             "dashboards-from-orders", "marts-documented"} <= found, found
+
+
+def _watched_in_random_batches(graph: Graph, log: SQLiteLog, policies: Policies,
+                               chance: random.Random, fewest: int, most: int) -> int:
+    """Load ``log`` in batches of random sizes, the rules kept checked after each, and compare
+    the stored violations with a full check's after every batch; how many batches."""
+    watch = PolicyWatch(graph, policies, today=lambda: DAY)
+    watch.full()
+    assert _stored(graph) == _full(graph, policies)
+    worker = Worker(graph, log)
+    batches = 0
+    while True:
+        worker.limit = chance.randint(fewest, most)
+        result = worker.run_once()
+        if result is None:
+            return batches
+        batches += 1
+        watch.after(result.datasets, result.handoffs, result.commands)
+        assert _stored(graph) == _full(graph, policies), f"after batch {batches}"
 
 
 def test_first_seen_last_seen_and_cleared(graph: Graph, tmp_path: Path) -> None:
@@ -326,18 +333,6 @@ def test_on_the_shared_corpus_incremental_equals_full_after_every_batch(
     chance.shuffle(items)
     log = SQLiteLog(tmp_path / "events.db")
     log.append(items)
-    policies = parse_policies(CORPUS_RULES)
-    watch = PolicyWatch(graph, policies, today=lambda: DAY)
-    watch.full()
-    worker = Worker(graph, log)
-    batches = 0
-    while True:
-        worker.limit = chance.randint(10, 60)
-        result = worker.run_once()
-        if result is None:
-            break
-        batches += 1
-        watch.after(result.datasets, result.handoffs, result.commands)
-        assert _stored(graph) == _full(graph, policies), f"after batch {batches}"
+    batches = _watched_in_random_batches(graph, log, parse_policies(CORPUS_RULES), chance, 10, 60)
     rules_found = {key.split("|")[0] for key, _, _ in _stored(graph)}
     assert batches >= 10 and len(rules_found) >= 4, (batches, rules_found)

@@ -16,7 +16,7 @@ from api.cli import app
 from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log import SQLiteLog
-from tests.helpers import canonical_dump, point_cli_at_test_server
+from tests.helpers import canonical_dump, dataset, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration
 SHOP = Path(__file__).parents[2] / "examples" / "events"
@@ -58,11 +58,16 @@ def test_show_dataset_has_its_columns_tags(cli: CliRunner) -> None:
     assert columns["email"] == ["PII"] and columns["country"] == []
 
 
-def test_root_cause_explains_its_scores(cli: CliRunner) -> None:
-    failing = SHOP.parent / "make_shop_events.py"
-    assert failing.is_file()
+def test_root_cause_explains_its_scores(cli: CliRunner, tmp_path: Path) -> None:
+    # the revenue job fails the next night
+    failed = run_event("FAIL", new_run_id(), "revenue_by_country", ns="shop-nightly",
+                       time="2024-06-02T02:30:00Z", inputs=[dataset("marts.orders_enriched", WH)],
+                       outputs=[dataset("marts.revenue_by_country", WH)])
+    (tmp_path / "fail.json").write_text(json.dumps(failed))
+    assert cli.invoke(app, ["ingest", str(tmp_path / "fail.json")]).exit_code == 0
     r = cli.invoke(app, ["root-cause", "dataset", WH, "dashboards.revenue", "--format", "plain"])
     assert r.exit_code == 0, r.output
+    assert "failed run" in r.stdout and "hop" in r.stdout, r.stdout
     for line in r.stdout.splitlines():
         rank, score, *_, score_is = line.split("\t")
         parts = score_is.split(" ")
