@@ -180,7 +180,7 @@ def test_a_columns_type_is_that_of_the_current_schema(graph: Graph) -> None:
             ingest_events(graph, [by_minute[minute]])
         [row] = graph.read("lookup/dataset", namespace="ns", name="t")
         assert row["columns"] == [{"name": "a", "type": "string", "description": None,
-                                   "inSchema": True}], order
+                                   "inSchema": True, "tags": []}], order
 
 
 def _same_graph_in_shuffled_orders(graph: Graph, events: list[Any], seed: int, attempts: int,
