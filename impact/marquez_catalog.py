@@ -18,13 +18,21 @@ from impact import marquez_models as mm
 LATEST_RUNS = 10  # Marquez's job answer lists up to ten latest runs
 
 
-def _total(rows: list[dict[str, Any]]) -> int:
-    return int(rows[0]["total"]) if rows else 0
+def _page(graph: Graph, query: str, skip: int, limit: int, **params: Any
+          ) -> tuple[list[dict[str, Any]], int]:
+    """A page of a listing and how many the listing holds in all, whatever the page: each row
+    carries the total; an empty page (past the end, or ``limit=0``) asks for the first row
+    once, since Marquez's count does not depend on paging."""
+    rows = graph.read(query, skip=skip, limit=limit, **params)
+    if rows:
+        return rows, int(rows[0]["total"])
+    first = graph.read(query, skip=0, limit=1, **params) if skip or not limit else []
+    return rows, int(first[0]["total"]) if first else 0
 
 
 def namespaces(graph: Graph, limit: int, offset: int) -> dict[str, Any]:
-    rows = graph.read("marquez/namespaces", name=None, skip=offset, limit=limit)
-    return {"namespaces": [_namespace(r) for r in rows], "totalCount": _total(rows)}
+    rows, total = _page(graph, "marquez/namespaces", offset, limit, name=None)
+    return {"namespaces": [_namespace(r) for r in rows], "totalCount": total}
 
 
 def namespace(graph: Graph, name: str) -> dict[str, Any]:
@@ -42,9 +50,9 @@ def _namespace(r: dict[str, Any]) -> dict[str, Any]:
 
 def datasets(graph: Graph, namespace_name: str, limit: int, offset: int) -> dict[str, Any]:
     _known_namespace(graph, namespace_name)
-    rows = graph.read("marquez/datasets", namespace=namespace_name, name=None, skip=offset,
-                      limit=limit)
-    return {"totalCount": _total(rows), "datasets": [mm.dataset(r) for r in rows]}
+    rows, total = _page(graph, "marquez/datasets", offset, limit, namespace=namespace_name,
+                        name=None)
+    return {"totalCount": total, "datasets": [mm.dataset(r) for r in rows]}
 
 
 def dataset(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
@@ -67,14 +75,14 @@ def _known_namespace(graph: Graph, name: str) -> None:
 
 def jobs(graph: Graph, namespace_name: str | None, limit: int, offset: int,
          last_run_states: Sequence[str] | None = None) -> dict[str, Any]:
-    if namespace_name is not None:
-        _known_namespace(graph, namespace_name)
+    # an unknown namespace has no jobs: 200 and an empty list, as Marquez's JobResource.list
+    # (which, unlike the datasets' listing, does not look the namespace up)
     states = None
     if last_run_states:
         states = [s for m in last_run_states for s in mm.STATES_OF.get(m, [])]
-    rows = graph.read("marquez/jobs", namespace=namespace_name, name=None, states=states,
-                      skip=offset, limit=limit, runs=LATEST_RUNS)
-    return {"totalCount": _total(rows), "jobs": [job_json(r) for r in rows]}
+    rows, total = _page(graph, "marquez/jobs", offset, limit, namespace=namespace_name, name=None,
+                        states=states, runs=LATEST_RUNS)
+    return {"totalCount": total, "jobs": [job_json(r) for r in rows]}
 
 
 def job(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
@@ -122,9 +130,9 @@ def _simple(name: str, parent: dict[str, Any] | None) -> str:
 def job_runs(graph: Graph, namespace_name: str, name: str, limit: int,
              offset: int) -> dict[str, Any]:
     job(graph, namespace_name, name)  # 404 for an unknown job
-    rows = graph.read("marquez/runs", namespace=namespace_name, name=name, runId=None,
-                      skip=offset, limit=limit)
-    return {"totalCount": _total(rows), "runs": [mm.run(r, r.get("parent")) for r in rows]}
+    rows, total = _page(graph, "marquez/runs", offset, limit, namespace=namespace_name, name=name,
+                        runId=None)
+    return {"totalCount": total, "runs": [mm.run(r, r.get("parent")) for r in rows]}
 
 
 def run(graph: Graph, run_id: str) -> dict[str, Any]:

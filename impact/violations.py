@@ -41,13 +41,14 @@ def record(graph: Graph, results: Iterable[RuleResult], at: datetime,
     results = list(results)
     when = at.isoformat()
     anchor_names = None if anchors is None else sorted(f"{ns}:{n}" for ns, n in anchors)
-    rule_ids = [r.rule.id for r in results]
+    # what the check owns: the open violations of its rules at its anchors (a violation's key
+    # decides its anchor), and every open violation of the rules no longer in the file
     before = {row["key"]: row for row in graph.read(
-        "policies/open_violations", rules=rule_ids + list(retired_rules), anchors=None)}
-    # a scoped check owns only its anchors' violations; the retired rules' are all cleared
-    owned = {k for k, row in before.items()
-             if row["rule"] in retired_rules or anchor_names is None
-             or row["anchor"] in anchor_names}
+        "policies/open_violations", rules=[r.rule.id for r in results], anchors=anchor_names)}
+    if retired_rules:
+        before |= {row["key"]: row for row in graph.read(
+            "policies/open_violations", rules=list(retired_rules), anchors=None)}
+    owned = set(before)
     now = {v.key: v for r in results for v in r.violations}
     steps: list[tuple[str, dict[str, Any]]] = []
     if now:

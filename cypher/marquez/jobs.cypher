@@ -1,5 +1,6 @@
-// Answers: jobs as Marquez shows them, a page at a time (all, one namespace's, or one by name):
-// current inputs and outputs, parent job, facets and the latest runs.
+// Answers: jobs as Marquez shows them, a page at a time (all, one namespace's, or one by name),
+// the latest updated first as Marquez orders them (JobDao.findAll: updated_at DESC): current
+// inputs and outputs, parent job, facets and the latest runs.
 // Param $namespace: the namespace, or null for all
 // Param $name: one job's name, or null for all
 // Param $states: keep jobs whose latest run is in one of these states (START, RUNNING, COMPLETE, FAIL, ABORT), or null for all
@@ -21,7 +22,7 @@ OPTIONAL CALL (j) {
   RETURN r.state AS lastState ORDER BY r.stateTime DESC LIMIT 1
 }
 WITH j WHERE $states IS NULL OR lastState IN $states
-ORDER BY j.namespace, j.name
+ORDER BY j.lastSeen DESC, j.namespace, j.name
 WITH collect(j) AS found
 UNWIND found[$skip..$skip + $limit] AS j
 CALL (j) {

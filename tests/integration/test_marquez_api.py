@@ -121,7 +121,7 @@ def test_soft_delete_hides_until_reported_again(api: TestClient, graph: Graph) -
 
     assert api.delete(M).json()["name"] == NS
     assert NS not in {n["name"] for n in api.get("/api/v1/namespaces").json()["namespaces"]}
-    assert api.get(f"{M}/jobs").status_code == 404
+    assert api.get(f"{M}/jobs").json() == {"totalCount": 0, "jobs": []}
     assert api.put(M, json={"ownerName": "me"}).json()["ownerName"] == "me"
     assert api.get(M).status_code == 200
 
@@ -157,7 +157,9 @@ def test_names_with_slashes_and_unknown_names(api: TestClient, graph: Graph) -> 
     assert r.status_code == 200 and r.json()["id"] == {"namespace": ns, "name": "public/raw.users"}
     missing = api.get(f"{M}/datasets/public.nope")
     assert missing.status_code == 404 and missing.json()["kind"] == "dataset"
-    assert api.get("/api/v1/namespaces/nowhere/jobs").status_code == 404
+    # Marquez's job listing does not look its namespace up: an unknown one has no jobs
+    assert api.get("/api/v1/namespaces/nowhere/jobs").json() == {"totalCount": 0, "jobs": []}
+    assert api.get("/api/v1/namespaces/nowhere/datasets").status_code == 404
 
 
 def test_run_lineage_upstream(api: TestClient,
@@ -241,3 +243,26 @@ def test_lineage_of_a_job_without_inputs_or_outputs(api: TestClient) -> None:
 def test_an_unknown_run_state_is_refused(api: TestClient) -> None:
     r = api.get("/api/v1/jobs", params={"lastRunStates": "DONE"})
     assert r.status_code == 422 and "lastRunStates" in r.text
+
+
+def test_a_listings_total_does_not_depend_on_paging(api: TestClient) -> None:
+    """Marquez counts what a listing holds, whatever page is asked: an empty page past the end,
+    or limit=0, still says how many there are."""
+    for path in ("/api/v1/namespaces", "/api/v1/namespaces/food_delivery/datasets",
+                 "/api/v1/namespaces/food_delivery/jobs", "/api/v1/jobs"):
+        whole = api.get(path, params={"limit": 100}).json()["totalCount"]
+        assert whole >= 1, path
+        past = api.get(path, params={"limit": 5, "offset": whole + 1}).json()
+        assert past["totalCount"] == whole, path
+        none = api.get(path, params={"limit": 0}).json()
+        assert none["totalCount"] == whole, path
+
+
+def test_jobs_are_listed_newest_updated_first(api: TestClient) -> None:
+    """Marquez's home page lists the latest updated jobs first (JobDao.findAll: updated_at
+    DESC); datasets and namespaces stay by name."""
+    jobs = api.get("/api/v1/jobs", params={"limit": 100}).json()["jobs"]
+    updated = [j["updatedAt"] for j in jobs]
+    assert len(set(updated)) > 1 and updated == sorted(updated, reverse=True)
+    names = [d["name"] for d in api.get(f"{M}/datasets", params={"limit": 100}).json()["datasets"]]
+    assert names == sorted(names)
