@@ -211,7 +211,8 @@ def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
             found.append(_waived(Violation(rule, source, target, label, reach.steps,
                                            anchor=f"{ns}:{ds}",
                                            column_of=f"{reach.namespace}:{reach.dataset}"),
-                                 rule, reach.namespace, reach.dataset, reach.column, today))
+                                 rule, reach.namespace, reach.dataset, reach.column, today,
+                                 (ns, ds, col)))
     return RuleResult(rule, min(len(sources), MAX_SOURCES), tuple(found),
                       len(sources) > MAX_SOURCES)
 
@@ -234,7 +235,8 @@ def _metadata_rule(graph: Graph, rule: Rule, today: date,
         if missing:
             name = f"{row['namespace']}:{row['name']}"
             found.append(_waived(Violation(rule, name, name, ", ".join(missing), (), anchor=name),
-                                 rule, row["namespace"], row["name"], None, today))
+                                 rule, row["namespace"], row["name"], None, today,
+                                 (row["namespace"], row["name"], None)))
     return RuleResult(rule, min(len(rows), MAX_SOURCES), tuple(found), len(rows) > MAX_SOURCES)
 
 
@@ -277,7 +279,7 @@ def _dataset_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
                 continue
             found_.append(_waived(Violation(rule, f"{ns}:{name}", f"{item.namespace}:{item.name}",
                                             "reaches", (), tuple(item.path), anchor=f"{ns}:{name}"),
-                                  rule, item.namespace, item.name, None, today))
+                                  rule, item.namespace, item.name, None, today, (ns, name, None)))
     return RuleResult(rule, len(chosen), tuple(found_), len(datasets) > MAX_SOURCES)
 
 
@@ -312,7 +314,7 @@ def _through_datasets(graph: Graph, rule: Rule, sources: list[tuple[str, str]],
             found.append(_waived(Violation(
                 rule, f"{ns}:{name}", policy_graph.key(node), f"around {_checkpoints(rule)}",
                 policy_graph.steps(lineage, path), anchor=f"{ns}:{name}"),
-                rule, node[1], node[2], None, today))
+                rule, node[1], node[2], None, today, (ns, name, None)))
     return tuple(found)
 
 
@@ -350,7 +352,7 @@ def _through_columns(graph: Graph, rule: Rule, sources: list[tuple[str, str, str
                 rule, f"{ns}:{ds}.{col}", f"{node[0]}:{node[1]}.{node[2]}",
                 f"around {_checkpoints(rule)}", hops, anchor=f"{ns}:{ds}",
                 column_of=f"{node[0]}:{node[1]}"),
-                rule, node[0], node[1], node[2], today))
+                rule, node[0], node[1], node[2], today, (ns, ds, col)))
     return RuleResult(rule, len(chosen), tuple(found), len(sources) > MAX_SOURCES)
 
 
@@ -413,7 +415,7 @@ def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
             found.append(_waived(Violation(rule, f"{ns}:{name}", policy_graph.key(node), label,
                                            policy_graph.steps(lineage, path),
                                            anchor=f"{ns}:{name}"),
-                                 rule, node[1], node[2], None, today))
+                                 rule, node[1], node[2], None, today, (ns, name, None)))
     return RuleResult(rule, len(chosen), tuple(found), len(regioned) > MAX_SOURCES)
 
 
@@ -477,7 +479,8 @@ def _bounded(rule: Rule, ns: str, name: str, column: str | None, value: float,
     target = f"{ns}:{name}" + (f".{column}" if column else "")
     label = f"{quality.metric} {value:.4g} is {bound}"
     return [_waived(Violation(rule, target, target, label, (), anchor=f"{ns}:{name}",
-                              column_of=f"{ns}:{name}"), rule, ns, name, column, today)]
+                              column_of=f"{ns}:{name}"), rule, ns, name, column, today,
+                    (ns, name, column))]
 
 
 def _sources_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
@@ -502,15 +505,20 @@ def _sources_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
                                            "not an allowed source",
                                            policy_graph.steps(lineage, path),
                                            anchor=f"{ns}:{name}"),
-                                 rule, root[1], root[2], None, today))
+                                 rule, root[1], root[2], None, today, (root[1], root[2], None)))
     return RuleResult(rule, len(chosen), tuple(found), len(sinks) > MAX_SOURCES)
 
 
 def _waived(violation: Violation, rule: Rule, namespace: str, dataset: str, column: str | None,
-            today: date) -> Violation:
+            today: date, origin: tuple[str, str, str | None]) -> Violation:
+    """The violation as the rule's waivers take it: a waiver covers it when its target
+    (``namespace``, ``dataset``, ``column``) is the waiver's, and, for a waiver of one path,
+    its source (``origin``) is the waiver's ``from``."""
     expired = None
     for waiver in rule.waivers:
         if not waiver.selector.matches(namespace, dataset, column):
+            continue
+        if waiver.source is not None and not waiver.source.matches(*origin):
             continue
         if waiver.holds(today):
             return replace(violation, waiver=waiver)

@@ -128,11 +128,13 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class Waiver:
-    """A dataset (and column) where a rule's violations are accepted until a date, and why."""
+    """A dataset (and column) where a rule's violations are accepted until a date, and why;
+    with ``source``, only the violations whose path starts there (one path)."""
 
     selector: Selector
     reason: str
     until: date | None = None
+    source: Selector | None = None
 
     def holds(self, today: date) -> bool:
         return self.until is None or today <= self.until
@@ -420,8 +422,8 @@ def _selector(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:
 
 def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
     fields = _mapping(node, name, rule_id, "a waiver")
-    _only(fields, node, name, rule_id, ("namespace", "dataset", "column", "reason", "until"),
-          "a waiver")
+    _only(fields, node, name, rule_id, ("namespace", "dataset", "column", "from", "reason",
+                                        "until"), "a waiver")
     reason = _scalar(fields["reason"]) if "reason" in fields else None
     if not reason:
         raise PolicyError(name, _line(node), rule_id, "a waiver needs a 'reason'")
@@ -434,10 +436,15 @@ def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
             raise PolicyError(name, _line(fields["until"]), rule_id,
                               f"until {raw!r}: expected a date, YYYY-MM-DD") from e
     selected = {k: _scalar(fields[k]) for k in ("namespace", "dataset", "column") if k in fields}
-    if not selected:
+    source = _selector(fields["from"], name, rule_id, "from") if "from" in fields else None
+    if source is not None and source.tag is not None:
+        raise PolicyError(name, _line(fields["from"]), rule_id,
+                          "a waiver's 'from' names a dataset (and column), not a tag")
+    if not selected and source is None:
         raise PolicyError(name, _line(node), rule_id,
-                          "a waiver names the dataset (and column) it covers")
-    return Waiver(Selector(**selected), reason, until)
+                          "a waiver names the dataset (and column) it covers, or the path's "
+                          "'from' (or both)")
+    return Waiver(Selector(**selected), reason, until, source)
 
 
 # --- YAML nodes, with their lines -----------------------------------------------------------

@@ -81,6 +81,21 @@ def test_a_waiver_accepts_until_its_day_then_the_violation_counts_again(shop: Gr
     assert not after.holds and v.waiver is None and v.expired is not None and v.counts
 
 
+def test_a_waiver_of_one_path_covers_only_that_path(shop: Graph) -> None:
+    rule = _rules("""\
+  - id: pii-features
+    flow: {from: {tag: PII}, to: {dataset: "ml.*"}, must: masked}
+    waivers:
+      - {dataset: ml.user_features, from: {dataset: raw.users, column: %s},
+         reason: the hashed feature ships next sprint}
+""")
+    [covered] = check(shop, parse_policies(rule % "email")).results
+    [v] = covered.violations
+    assert covered.holds and v.waiver is not None and v.source == f"{WH}:raw.users.email"
+    [other] = check(shop, parse_policies(rule % "full_name")).results
+    assert not other.holds and other.violations[0].waiver is None
+
+
 def test_aggregation_violates_unless_the_rule_says_it_masks(shop: Graph) -> None:
     rule = """\
   - id: amounts

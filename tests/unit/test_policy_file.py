@@ -122,6 +122,15 @@ rules:
 """
 
 
+def test_a_waiver_of_one_path() -> None:
+    [rule] = parse_policies("version: 1\nrules:\n  - id: r\n    flow: {from: {tag: x}, "
+                            "to: {dataset: y}, must: never}\n    waivers:\n"
+                            "      - {from: {dataset: raw.users, column: email}, reason: r}\n").rules
+    [waiver] = rule.waivers
+    assert waiver.source is not None and waiver.source.matches("ns", "raw.users", "email")
+    assert waiver.selector.matches("any", "thing")  # any target: the path is the source's
+
+
 def test_through_residency_and_sources_rules() -> None:
     through, residency, sources, quality = parse_policies(MORE).rules
     assert quality.quality is not None and quality.kind == "quality"
@@ -152,6 +161,8 @@ def test_through_residency_and_sources_rules() -> None:
     ("    residency: {regions: {eu: {tag: eu}, us: {tag: us}}, unregioned: inside}\n", 4,
      "unregioned 'inside'"),
     ("    sources: {sinks: {dataset: m}}\n", 4, "sources needs 'allow'"),
+    ("    flow: {from: {tag: x}, to: {dataset: y}, must: never}\n    waivers:\n"
+     "      - {from: {tag: PII}, reason: r}\n", 6, "not a tag"),
     ("    quality: {columns: {tag: PII}, metric: nulls, above: 1}\n", 4, "metric 'nulls'"),
     ("    quality: {columns: {tag: PII}, metric: null-count}\n", 4, "'above' or 'below'"),
     ("    quality: {columns: {tag: PII}, metric: null-count, above: many}\n", 4,
