@@ -73,9 +73,15 @@ def _row(v: Violation) -> dict[str, Any]:
             "source": v.source, "target": v.target, "anchor": v.anchor, "datasets": datasets,
             "label": v.label, "what": v.what(), "counts": v.counts,
             "waiver": None if v.waiver is None else v.waiver.reason,
-            "steps": json.dumps([{"from": s.source, "to": s.target, "job": s.job, "run": s.run,
-                                  "type": s.type, "subtype": s.subtype, "masking": s.masking}
-                                 for s in v.steps] or [{"path": list(v.path)}] if v.path else [])}
+            "steps": json.dumps(_steps(v))}
+
+
+def _steps(v: Violation) -> list[dict[str, Any]]:
+    """The path as stored: each hop, or (a dataset-level path without hops) its nodes."""
+    if v.steps:
+        return [{"from": s.source, "to": s.target, "job": s.job, "run": s.run, "type": s.type,
+                 "subtype": s.subtype, "masking": s.masking} for s in v.steps]
+    return [{"path": list(v.path)}] if v.path else []
 
 
 def listing(graph: Graph, rule: str | None = None, dataset: str | None = None,

@@ -266,6 +266,8 @@ def test_the_worker_keeps_the_rules_checked_serves_them_and_tells_a_webhook(
     assert found["totalCount"] == 1
     [v] = found["violations"]
     assert v["key"] == wanted and v["firstSeen"] and v["clearedAt"] is None
+    assert [(h["job"], h["subtype"]) for h in v["steps"]] == [
+        ("ml_user_features", "IDENTITY")]
     assert api.get("/api/v1/policies/violations",
                    params={"severity": "warning"}).json()["totalCount"] == 1
     assert api.get("/api/v1/policies/violations", params={"state": "cleared"}).json() == {
