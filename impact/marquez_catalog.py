@@ -51,12 +51,13 @@ def _namespace(r: dict[str, Any]) -> dict[str, Any]:
 def datasets(graph: Graph, namespace_name: str, limit: int, offset: int) -> dict[str, Any]:
     _known_namespace(graph, namespace_name)
     rows, total = _page(graph, "marquez/datasets", offset, limit, namespace=namespace_name,
-                        name=None)
+                        name=None, keys=None)
     return {"totalCount": total, "datasets": [mm.dataset(r) for r in rows]}
 
 
 def dataset(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
-    rows = graph.read("marquez/datasets", namespace=namespace_name, name=name, skip=0, limit=1)
+    rows = graph.read("marquez/datasets", namespace=namespace_name, name=name, keys=None, skip=0,
+                      limit=1)
     if not rows:
         raise NotFound("dataset", f"{namespace_name}:{name}", name)
     return mm.dataset(rows[0])
@@ -81,13 +82,13 @@ def jobs(graph: Graph, namespace_name: str | None, limit: int, offset: int,
     if last_run_states:
         states = [s for m in last_run_states for s in mm.STATES_OF.get(m, [])]
     rows, total = _page(graph, "marquez/jobs", offset, limit, namespace=namespace_name, name=None,
-                        states=states, runs=LATEST_RUNS)
+                        keys=None, states=states, runs=LATEST_RUNS)
     return {"totalCount": total, "jobs": [job_json(r) for r in rows]}
 
 
 def job(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
-    rows = graph.read("marquez/jobs", namespace=namespace_name, name=name, states=None, skip=0,
-                      limit=1, runs=LATEST_RUNS)
+    rows = graph.read("marquez/jobs", namespace=namespace_name, name=name, keys=None, states=None,
+                      skip=0, limit=1, runs=LATEST_RUNS)
     if not rows:
         raise NotFound("job", f"{namespace_name}:{name}", name)
     return job_json(rows[0])
@@ -183,3 +184,26 @@ def search(graph: Graph, q: str, kind: str | None, namespace: str | None, after:
     results = [{**{k: r[k] for k in ("type", "name", "namespace", "nodeId")},
                 "updatedAt": mm.iso(r["updatedAt"])} for r in rows]
     return {"totalCount": rows[0]["total"] if rows else 0, "results": results}
+
+
+def node_data(graph: Graph, datasets: list[dict[str, str]], jobs: list[dict[str, str]]
+              ) -> dict[str, dict[str, Any]]:
+    """The ``data`` of lineage nodes as Marquez's ``DatasetData`` and ``JobData`` declare it
+    (``marquez.service.models``), keyed ``dataset:NS:NAME`` and ``job:NS:NAME``; soft-deleted
+    nodes are left out, as Marquez leaves them out of lineage."""
+    found: dict[str, dict[str, Any]] = {}
+    if datasets:
+        for r in graph.read("marquez/datasets", namespace=None, name=None, keys=datasets, skip=0,
+                            limit=len(datasets)):
+            d = mm.dataset(r)
+            found[f"dataset:{d['namespace']}:{d['name']}"] = {k: d[k] for k in mm.DATASET_DATA}
+    if jobs:
+        for r in graph.read("marquez/jobs", namespace=None, name=None, keys=jobs, states=None,
+                            skip=0, limit=len(jobs), runs=1):
+            j = job_json(r)
+            latest = j["latestRun"]
+            found[f"job:{j['namespace']}:{j['name']}"] = {
+                **{k: j[k] for k in mm.JOB_DATA},
+                "currentRunUuid": latest["id"] if latest else None}
+    return found
+

@@ -6,8 +6,9 @@ along the data flow (dataset -> job that reads it, job -> dataset it writes). Un
 is directed both ways from the node: siblings that merely share an input are not lineage.
 
 ``GET /api/v1/column-lineage?nodeId=datasetField:{ns}:{dataset}:{field}`` (or ``dataset:{ns}:{name}``
-for all its fields) returns DATASET_FIELD nodes, upstream by default, downstream too with
-``withDownstream``; each field lists its ``inputFields`` with every transformation kept.
+for all its fields, or ``job:{ns}:{name}`` for the fields of the datasets the job writes) returns
+DATASET_FIELD nodes, upstream by default, downstream too with ``withDownstream``; each field lists
+its ``inputFields`` with every transformation kept.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from urllib.parse import unquote
 
 from graph.db import Graph
 from graph.errors import LineageError, NotFound
+from impact import marquez_catalog as mc
 from impact.answers import clamp_depth, native_time
+from impact.marquez_models import strength
 
 _VERSION = re.compile(r"#[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 KINDS = {"dataset": "Dataset", "job": "Job", "datasetField": "Column"}
@@ -127,7 +130,11 @@ def lineage(graph: Graph, node_id: str, depth: int | None = None,
                       name=node.name, depth=clamp_depth(depth), includeRetired=include_retired)
     asked = f"{node.namespace}:{node.name}" if node.kind == "dataset" else None
     table = _tables(rows, asked)
-    kept = [r for r in rows if r["kind"] == "JOB" or table[_key(r)] == _key(r)]
+    listed = [r for r in rows if r["kind"] == "JOB" or table[_key(r)] == _key(r)]
+    models = mc.node_data(
+        graph, [_ident(r) for r in listed if r["kind"] == "DATASET"],
+        [_ident(r) for r in listed if r["kind"] == "JOB"])
+    kept = [r for r in listed if f"{r['kind'].lower()}:{_key(r)}" in models]  # not soft-deleted
     ids = {f"{r['kind'].lower()}:{table.get(_key(r), _key(r))}" for r in kept}
     members: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -143,7 +150,7 @@ def lineage(graph: Graph, node_id: str, depth: int | None = None,
                               if (i := f"{other}:{table.get(_key(k), _key(k))}") in ids})
                 for side in ("inputs", "outputs")}
         graph_nodes.append({
-            "id": me, "type": r["kind"], "data": _data(r, group),
+            "id": me, "type": r["kind"], "data": _data(models[me], r, group),
             "inEdges": [{"origin": o, "destination": me} for o in ends["inputs"]],
             "outEdges": [{"origin": me, "destination": d} for d in ends["outputs"]]})
     return {"graph": graph_nodes}
@@ -151,6 +158,10 @@ def lineage(graph: Graph, node_id: str, depth: int | None = None,
 
 def _key(r: dict[str, Any]) -> str:
     return f"{r['namespace']}:{r['name']}"
+
+
+def _ident(r: dict[str, Any]) -> dict[str, str]:
+    return {"namespace": r["namespace"], "name": r["name"]}
 
 
 def _tables(rows: list[dict[str, Any]], asked: str | None) -> dict[str, str]:
@@ -176,12 +187,12 @@ def _tables(rows: list[dict[str, Any]], asked: str | None) -> dict[str, str]:
 
 def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
                    with_downstream: bool = False, include_retired: bool = False) -> dict[str, Any]:
-    """Marquez's ``/api/v1/column-lineage`` answer for a datasetField or dataset node id."""
+    """Marquez's ``/api/v1/column-lineage`` answer for a datasetField, dataset or job node id."""
     node = parse_node_id(graph, node_id)
-    if node.kind == "job":
-        raise BadNodeId("column lineage starts at a dataset or datasetField node, not a job")
     if node.field is not None:
         starts = [{"namespace": node.namespace, "dataset": node.name, "name": node.field}]
+    elif node.kind == "job":  # the fields it writes, as Marquez's ColumnLineageService
+        starts = graph.read("lookup/job_output_columns", namespace=node.namespace, name=node.name)
     else:
         starts = graph.read("lookup/dataset_columns", namespace=node.namespace, name=node.name)
     rows = graph.read("lineage/columns", columns=starts, depth=clamp_depth(depth),
@@ -220,7 +231,10 @@ def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
         first = entries[0] if entries else None
         nodes.append({"id": me, "type": "DATASET_FIELD", "data": {
             "namespace": r["namespace"], "dataset": r["dataset"], "datasetVersion": None,
-            "field": r["field"], "fieldType": r["fieldType"],
+            "field": r["field"],
+            # a column of no known type: '' as Marquez answers for a field only column lineage
+            # names (ColumnLineageNodeData), never null (marquez-java refuses it)
+            "fieldType": r["fieldType"] or "",
             "transformationDescription": first["transformationDescription"] if first else None,
             "transformationType": first["transformationType"] if first else None,
             "inputFields": entries,
@@ -231,44 +245,19 @@ def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
     return {"graph": nodes}
 
 
-_DIRECT_ORDER = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
-
-
-def strength(t: dict[str, Any]) -> tuple[Any, ...]:
-    """How strongly a transformation carries a value, strongest first: DIRECT (IDENTITY,
-    TRANSFORMATION, AGGREGATION, others), UNKNOWN, then INDIRECT; then by name, so that the
-    order never depends on the order edges were loaded or found."""
-    kind = {"DIRECT": 0, "UNKNOWN": 1}.get(t["type"], 2)
-    return (kind, _DIRECT_ORDER.get(t["subtype"], 3) if kind == 0 else 0, t["subtype"] or "",
-            t.get("jobNamespace") or "", t.get("job") or "", bool(t.get("masking")),
-            t.get("description") or "")
-
-
-def _data(r: dict[str, Any], names: list[dict[str, Any]]) -> dict[str, Any]:
-    """A node's ``data``; ``names``: the rows of all of a table's names (its fields are those of
+def _data(model: dict[str, Any], r: dict[str, Any], names: list[dict[str, Any]]
+          ) -> dict[str, Any]:
+    """A node's ``data``: Marquez's model of it; ``names``: the rows of all of a table's names,
+    whose fields stand in when the listed name has no schema of its own (its fields are those of
     the listed name's written schema, else another name's, else the columns readers named)."""
-    base = {"id": {"namespace": r["namespace"], "name": r["name"]}, "namespace": r["namespace"],
-            "name": r["name"], "description": r["description"], "createdAt": _iso(r["createdAt"]),
-            "updatedAt": _iso(r["updatedAt"]), "tags": r["tags"], "owners": r["owners"]}
-    if r["kind"] == "JOB":
-        run = r["latestRun"]
-        return {**base, "type": r["jobType"] or "BATCH",
-                "inputs": r["inputs"], "outputs": r["outputs"],
-                "latestRun": None if run is None else {
-                    "id": run["id"], "state": _marquez_state(run["state"]),
-                    "startedAt": _iso(run["startedAt"]), "endedAt": _iso(run["endedAt"]),
-                    "errorMessage": run["errorMessage"]}}
-    return {**base, "type": "DB_TABLE", "physicalName": r["name"],
-            "fields": [{"name": f["name"], "type": f["type"], "description": f["description"],
-                        "tags": []}
-                       for f in next((n["fields"] for n in sorted([r, *names], key=lambda n: (
-                           not n["hasSchema"], not n["fields"], n is not r))), [])],
-            "lastLifecycleState": r["lifecycleState"]}
-
-
-def _marquez_state(state: str | None) -> str | None:
-    return {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED", "START": "RUNNING"}.get(
-        state or "", state)
+    if r["kind"] == "JOB" or r["hasSchema"]:
+        return model
+    fields: list[dict[str, Any]] = next((n["fields"] for n in sorted([r, *names], key=lambda n: (
+        not n["hasSchema"], not n["fields"], n is not r))), [])
+    tags = {f["name"]: f["tags"] for f in model["fields"]}
+    return {**model, "fields": [{"name": f["name"], "type": f["type"],
+                                 "tags": tags.get(f["name"], []), "description": f["description"]}
+                                for f in fields]}
 
 
 def _iso(value: Any) -> str | None:

@@ -20,6 +20,14 @@ RUN_STATES = {"START": "RUNNING", "RUNNING": "RUNNING", "COMPLETE": "COMPLETED",
 STATES_OF = {"NEW": [], "RUNNING": ["START", "RUNNING", "OTHER"], "COMPLETED": ["COMPLETE"],
              "FAILED": ["FAIL"], "ABORTED": ["ABORT"]}
 _PRODUCER = "https://github.com/lineage-graph/lineage-graph"
+# The fields of a lineage node's ``data``: Marquez's DatasetData and JobData (their JSON-ignored
+# uuids left out); marquez-java's DatasetNodeData and JobNodeData refuse a null where these
+# models say non-null.
+DATASET_DATA = ("id", "type", "name", "physicalName", "createdAt", "updatedAt", "namespace",
+                "sourceName", "fields", "tags", "lastModifiedAt", "description",
+                "lastLifecycleState")
+JOB_DATA = ("id", "type", "name", "simpleName", "parentJobName", "parentJobUuid", "createdAt",
+            "updatedAt", "namespace", "inputs", "outputs", "location", "description", "latestRun")
 
 
 def iso(value: Any) -> str | None:
@@ -94,8 +102,39 @@ def dataset(row: dict[str, Any]) -> dict[str, Any]:
         "tags": all_tags(p, row), "lastModifiedAt": iso(row.get("lastModifiedAt")),
         "lastLifecycleState": p.get("lifecycleState"), "description": p.get("description"),
         "currentVersion": dataset_version(ns, name, written["runId"]) if written else None,
-        "columnLineage": None, "facets": found, "deleted": False,
+        "columnLineage": column_lineage(row.get("columnInputs") or []), "facets": found,
+        "deleted": False,
     }
+
+
+_DIRECT_ORDER = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+
+
+def strength(t: dict[str, Any]) -> tuple[Any, ...]:
+    """How strongly a transformation carries a value, strongest first: DIRECT (IDENTITY,
+    TRANSFORMATION, AGGREGATION, others), UNKNOWN, then INDIRECT; then by name, so that the
+    order never depends on the order edges were loaded or found."""
+    kind = {"DIRECT": 0, "UNKNOWN": 1}.get(t["type"], 2)
+    return (kind, _DIRECT_ORDER.get(t["subtype"], 3) if kind == 0 else 0, t["subtype"] or "",
+            t.get("jobNamespace") or "", t.get("job") or "", bool(t.get("masking")),
+            t.get("description") or "")
+
+
+def column_lineage(inputs: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """A dataset's ``columnLineage`` as Marquez fills it (ColumnLineageService's enrichment): for
+    each of its fields derived from others, the fields it comes from directly, one entry per
+    input field with its strongest transformation; None when no field has any."""
+    by_field: dict[str, dict[tuple[str, str, str], list[dict[str, Any]]]] = {}
+    for i in inputs:
+        by_field.setdefault(i["field"], {}).setdefault(
+            (i["namespace"], i["dataset"], i["input"]), []).append(i)
+    if not by_field:
+        return None
+    return [{"name": name, "inputFields": [
+        {"namespace": ns, "dataset": ds, "field": f,
+         "transformationDescription": (best := min(ways, key=strength))["description"],
+         "transformationType": best["subtype"]}
+        for (ns, ds, f), ways in sorted(by_field[name].items())]} for name in sorted(by_field)]
 
 
 def all_tags(props: dict[str, Any], row: dict[str, Any]) -> list[str]:

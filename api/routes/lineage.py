@@ -123,7 +123,8 @@ def lineage(graph: G, node_id: Annotated[str, Query(
             summary="Marquez-compatible column lineage around a field (or all fields of a dataset)")
 def column_lineage(graph: G, node_id: Annotated[str, Query(
         alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
-        description="datasetField:NAMESPACE:DATASET:FIELD or dataset:NAMESPACE:NAME")],
+        description="datasetField:NAMESPACE:DATASET:FIELD, dataset:NAMESPACE:NAME or "
+                     "job:NAMESPACE:NAME")],
                    depth: Depth = None,
                    with_downstream: Annotated[bool, Query(alias="withDownstream")] = False,
                    retired: Retired = False) -> Any:

@@ -7,7 +7,7 @@
 // Param $name: name of the node
 // Param $depth: maximum number of jobs between the node and any node returned (1 to 50)
 // Param $includeRetired: true to include READS and WRITES the job's latest completed run no longer states (Marquez shows the current version only)
-// Returns: one row per node: kind, namespace, name, node properties, the jobs/datasets it links to (times as ISO text), a dataset's other names and whether it carries the symlinks
+// Returns: one row per node: kind, namespace, name, a dataset's current fields, the jobs/datasets it links to, a dataset's other names and whether it carries the symlinks (the Marquez models of the nodes come from marquez/datasets and marquez/jobs)
 // :param nodeType => 'DATASET'
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'marts.orders_enriched'
@@ -143,22 +143,13 @@ OPTIONAL CALL (n) {
             ELSE all END AS current
   RETURN [c IN current WHERE c IS NOT NULL | {name: c.name, type: c.type, description: c.description}] AS fields
 }
-OPTIONAL CALL (n) {
-  MATCH (r:Run)-[:OF]->(n) WHERE r.state IS NOT NULL
-  RETURN r ORDER BY r.stateTime DESC LIMIT 1
-}
 RETURN CASE WHEN n:Job THEN 'JOB' ELSE 'DATASET' END AS kind, n.namespace AS namespace,
-       n.name AS name, n.description AS description, toString(n.firstSeen) AS createdAt,
-       toString(n.lastSeen) AS updatedAt, coalesce(n.tags, []) AS tags, coalesce(n.owners, []) AS owners,
-       n.jobType AS jobType, n.lifecycleState AS lifecycleState,
-       CASE WHEN n:Dataset THEN fields ELSE null END AS fields, inputs, outputs,
+       n.name AS name, CASE WHEN n:Dataset THEN fields ELSE null END AS fields, inputs, outputs,
        // a dataset's other names, and whether it is the name carrying the symlinks (the table's
        // canonical name): the answer lists a table once (docs/graph-model.md, "Symlinks")
        CASE WHEN n:Dataset THEN COLLECT { MATCH (n)-[:SYMLINK]-{1,4}(a:Dataset) WHERE a <> n
                                           RETURN DISTINCT a.namespace + ':' + a.name }
             ELSE [] END AS otherNames,
        n:Dataset AND EXISTS { (n)-[:SYMLINK]->(:Dataset) } AS canonical,
-       n.schemaColumns IS NOT NULL OR n.schemaDigest IS NOT NULL AS hasSchema,
-       CASE WHEN r IS NULL THEN null ELSE {id: r.runId, state: r.state, startedAt: toString(r.startTime),
-            endedAt: toString(coalesce(r.completeTime, r.failTime, r.abortTime)), errorMessage: r.errorMessage} END AS latestRun
+       n.schemaColumns IS NOT NULL OR n.schemaDigest IS NOT NULL AS hasSchema
 ORDER BY kind, namespace, name

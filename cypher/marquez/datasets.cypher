@@ -2,16 +2,26 @@
 // current columns with their tags, the sources, the facets and the latest write.
 // Param $namespace: the namespace
 // Param $name: one dataset's name, or null for all of the namespace
+// Param $keys: instead of $namespace and $name, these datasets ({namespace, name} each, in any namespace), or null
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
-// Returns: props (the node's properties), fields (name, type, description, tags: the producer's, from the tags facet's entries for a field, and the API's), apiTags (tags set through the API), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), createdAt and updatedAt (its first and latest event times, or its readers'), total
+// Returns: props (the node's properties), fields (name, type, description, tags: the producer's, from the tags facet's entries for a field, and the API's), apiTags (tags set through the API), written (the latest run that wrote it: runId, time, completed), lastModifiedAt (the latest completed write), createdAt and updatedAt (its first and latest event times, or its readers'), columnInputs (each column's direct inputs with the transformation), total
 // :param namespace => 'food_delivery'
 // :param name => null
+// :param keys => null
 // :param skip => 0
 // :param limit => 100
-MATCH (d:Dataset {namespace: $namespace})
-WHERE ($name IS NULL OR d.name = $name) AND d.deleted IS NULL
-WITH d ORDER BY d.name
+CALL () {
+  MATCH (d:Dataset {namespace: $namespace})
+  WHERE $keys IS NULL AND ($name IS NULL OR d.name = $name)
+  RETURN d
+  UNION
+  UNWIND coalesce($keys, []) AS k
+  MATCH (d:Dataset {namespace: k.namespace, name: k.name})
+  RETURN d
+}
+WITH d WHERE d.deleted IS NULL
+WITH d ORDER BY d.namespace, d.name
 WITH collect(d) AS found
 UNWIND found[$skip..$skip + $limit] AS d
 CALL (d) {
@@ -38,7 +48,15 @@ RETURN properties(d) AS props,
        CASE WHEN runId IS NULL THEN null ELSE {runId: runId, time: at} END AS written,
        COLLECT { MATCH (r:Run {state: 'COMPLETE'})-[:WROTE]->(d)
                  RETURN r.completeTime AS t ORDER BY t DESC LIMIT 1 }[0] AS lastModifiedAt,
-       // a dataset only column lineage names has no event times of its own: its readers' first
-       coalesce(d.firstSeen, COLLECT { MATCH (:Job)-[e:READS]->(d) RETURN e.firstSeen AS t ORDER BY t LIMIT 1 }[0]) AS createdAt,
-       coalesce(d.lastSeen, COLLECT { MATCH (:Job)-[e:READS]->(d) RETURN e.lastSeen AS t ORDER BY t DESC LIMIT 1 }[0]) AS updatedAt,
+       // a dataset only column lineage names has no event times of its own: its readers' first;
+       // a name known only from a symlinks facet: the times of the name that reported it
+       coalesce(d.firstSeen, COLLECT { MATCH (:Job)-[e:READS]->(d) RETURN e.firstSeen AS t ORDER BY t LIMIT 1 }[0],
+                COLLECT { MATCH (d)-[:SYMLINK]-(a:Dataset) RETURN a.firstSeen AS t ORDER BY t LIMIT 1 }[0]) AS createdAt,
+       coalesce(d.lastSeen, COLLECT { MATCH (:Job)-[e:READS]->(d) RETURN e.lastSeen AS t ORDER BY t DESC LIMIT 1 }[0],
+                COLLECT { MATCH (d)-[:SYMLINK]-(a:Dataset) RETURN a.lastSeen AS t ORDER BY t DESC LIMIT 1 }[0]) AS updatedAt,
+       // each current column's direct inputs (columnLineage, as Marquez's DatasetResource fills it)
+       COLLECT { MATCH (d)-[:HAS_COLUMN]->(c:Column)-[e:DERIVED_FROM]->(i:Column) WHERE e.retired IS NULL
+                 RETURN {field: c.name, namespace: i.namespace, dataset: i.dataset, input: i.name,
+                         type: e.type, subtype: e.subtype, masking: e.masking, description: e.description,
+                         jobNamespace: e.jobNamespace, job: e.jobName} AS i } AS columnInputs,
        size(found) AS total

@@ -3,6 +3,7 @@
 // inputs and outputs, parent job, facets and the latest runs.
 // Param $namespace: the namespace, or null for all
 // Param $name: one job's name, or null for all
+// Param $keys: instead of $namespace and $name, these jobs ({namespace, name} each), or null
 // Param $states: keep jobs whose latest run is in one of these states (START, RUNNING, COMPLETE, FAIL, ABORT), or null for all
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
@@ -10,13 +11,22 @@
 // Returns: props, apiTags (tags set through the API), inputs, outputs (current: not retired), parent (the job of its latest run's parent run), runs (newest first: props of each run, with its inputs and outputs), total
 // :param namespace => 'food_delivery'
 // :param name => null
+// :param keys => null
 // :param states => null
 // :param skip => 0
 // :param limit => 100
 // :param runs => 10
-MATCH (j:Job)
-WHERE ($namespace IS NULL OR j.namespace = $namespace) AND ($name IS NULL OR j.name = $name)
-  AND j.deleted IS NULL
+CALL () {
+  MATCH (j:Job)
+  WHERE $keys IS NULL AND ($namespace IS NULL OR j.namespace = $namespace)
+    AND ($name IS NULL OR j.name = $name)
+  RETURN j
+  UNION
+  UNWIND coalesce($keys, []) AS k
+  MATCH (j:Job {namespace: k.namespace, name: k.name})
+  RETURN j
+}
+WITH j WHERE j.deleted IS NULL
 OPTIONAL CALL (j) {
   MATCH (r:Run)-[:OF]->(j) WHERE r.state IS NOT NULL
   RETURN r.state AS lastState ORDER BY r.stateTime DESC LIMIT 1

@@ -81,6 +81,19 @@ def _namespaces(event: dict[str, Any]) -> set[str]:
         d["namespace"] for d in event.get("inputs", []) + event.get("outputs", [])}
 
 
+def _column_lineage(events: list[dict[str, Any]], name: str) -> dict[str, set[tuple[str, str, str]]]:
+    """The input fields of each field of the dataset ``name``, from its columnLineage facets."""
+    found: dict[str, set[tuple[str, str, str]]] = {}
+    for e in events:
+        for d in e.get("outputs", []):
+            if d["name"] == name:
+                for field, lineage in (d.get("facets") or {}).get("columnLineage", {}).get(
+                        "fields", {}).items():
+                    found.setdefault(field, set()).update(
+                        (i["namespace"], i["name"], i["field"]) for i in lineage["inputFields"])
+    return found
+
+
 def _datasets(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each dataset of the events with its latest reported facets (by event time). A dataset named
     only inside column lineage is an input too (docs/graph-model.md; the demo names
@@ -163,6 +176,25 @@ def test_every_read_method_of_marquez_python(served: str, demo: list[dict[str, A
 
     lineage = client.get_column_lineage_by_dataset(NS, "public.orders")
     assert {n["type"] for n in lineage["graph"]} <= {"DATASET_FIELD"}
+
+    # a dataset carries the column lineage of its fields (Marquez's DatasetResource fills it)
+    reported = _column_lineage(demo, "public.delivery_7_days")
+    delivery = client.get_dataset(NS, "public.delivery_7_days")
+    assert {c["name"]: {(i["namespace"], i["dataset"], i["field"]) for i in c["inputFields"]}
+            for c in delivery["columnLineage"]} == reported
+    listed_cl = {d["name"]: d["columnLineage"] for d in client.list_datasets(NS)["datasets"]}
+    assert listed_cl["public.delivery_7_days"] == delivery["columnLineage"]
+    assert listed_cl["public.customers"] is None  # a source: no field comes from another
+    # a job's column lineage: the fields it writes and where they come from
+    by_job = client.get_column_lineage_by_job(NS, "etl_delivery_7_days")
+    ids = {n["id"] for n in by_job["graph"]}
+    assert {f"datasetField:{NS}:public.delivery_7_days:{f}" for f in reported} <= ids
+    assert f"datasetField:{NS}:public.customers:email" in ids
+    assert all(isinstance(n["data"]["fieldType"], str) for n in by_job["graph"])
+    one = client.get_column_lineage_by_dataset_field(NS, "public.delivery_7_days", "customer_email")
+    assert {n["id"] for n in one["graph"]} == {
+        f"datasetField:{NS}:public.delivery_7_days:customer_email",
+        f"datasetField:{NS}:public.customers:email"}
 
     shop = client.get_dataset(SHOP_NS, "raw.users")
     assert shop["namespace"] == SHOP_NS and "email" in {f["name"] for f in shop["fields"]}

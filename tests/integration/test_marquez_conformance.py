@@ -98,9 +98,23 @@ def _check(components: dict[str, Any], name: str, body: Any, what: str) -> None:
         f"{'/'.join(map(str, e.absolute_path))}: {e.message[:300]}" for e in errors[:5])
 
 
+# The fields marquez-java (clients/java, marquez.client.models) declares @NonNull in a lineage
+# node's data: its constructor throws on a null or missing one, so that the client's getLineage
+# and getColumnLineage fail on the whole answer.
+JAVA_NON_NULL = {
+    "DATASET": ("id", "type", "name", "physicalName", "createdAt", "updatedAt", "namespace",
+                "sourceName", "fields", "tags"),
+    "JOB": ("id", "type", "name", "simpleName", "createdAt", "updatedAt", "namespace", "inputs",
+            "outputs"),
+    "DATASET_FIELD": ("namespace", "dataset", "field", "fieldType", "inputFields"),
+}
+
+
 def _check_graph(components: dict[str, Any], body: Any, what: str) -> None:
     _check(components, "LineageGraph", body, what)
     for node in body["graph"]:
+        missing = [k for k in JAVA_NON_NULL[node["type"]] if node["data"].get(k) is None]
+        assert not missing, f"{what}, node {node['id']}: null {missing} (marquez-java refuses it)"
         model = {"DATASET": "Dataset", "JOB": "Job"}.get(node["type"])
         if model:
             _check(components, model, node["data"], f"{what}, node {node['id']}")
@@ -170,6 +184,8 @@ def test_every_read_answer_is_a_marquez_model(api: TestClient,
             for v in versions["versions"][:2]:
                 _check(components, "JobVersion", _get(api, f"{path}/versions/{v['version']}"),
                        f"{path} version")
+            _check_graph(components, _get(api, "/api/v1/column-lineage", nodeId=f"job:{ns}:{j['name']}"),
+                         f"column lineage of {path}")
             runs = _get(api, path + "/runs")
             _check(components, "RunList", runs, path + "/runs")
             for run in runs["runs"][:2]:
