@@ -3,7 +3,8 @@
 Each error body is ``{"error": SHORT, "detail": SENTENCE, "status": CODE, "code": CODE, "message":
 SENTENCE}`` (``code`` and ``message`` are Marquez's names for the same, which its clients read) plus,
 where they apply,
-``errors`` (each invalid field: ``loc`` such as ``["query", "asOf"]``, ``msg``, ``type``), ``kind``
+``errors`` (each invalid field: ``loc`` such as ``["query", "asOf"]``, ``msg``, ``type``; on Marquez's
+paths a parameter error is a 400 whose ``errors`` are sentences, as Marquez answers), ``kind``
 and ``key`` (what was not found). The mapping from domain errors (:mod:`graph.errors`, the
 questions' input errors) to statuses is :func:`install`; FastAPI's own validation errors and
 ``HTTPException`` are answered in the same shape.
@@ -29,6 +30,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
+from api.paths import on_marquez_path
 from graph.errors import (
     DatabaseUnavailable,
     LineageError,
@@ -63,7 +65,7 @@ class ErrorBody(BaseModel):
     status: int
     code: int
     message: str
-    errors: list[FieldError] | None = None
+    errors: list[FieldError] | list[str] | None = None  # sentences on Marquez's paths
     kind: str | None = None
     key: str | None = None
     didYouMean: list[dict[str, str]] | None = None  # noqa: N815 (the API's camelCase)
@@ -109,8 +111,13 @@ def _field_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for e in errors]
 
 
-def _invalid(errors: list[dict[str, Any]]) -> JSONResponse:
+def _invalid(request: Request, errors: list[dict[str, Any]]) -> JSONResponse:
+    """422 with each invalid field; on Marquez's paths, 400 with ``errors`` as sentences, the
+    shape of Marquez's answer to a parameter it refuses (Dropwizard's validation errors)."""
     detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    if on_marquez_path(request):
+        said = [f"{' '.join(map(str, e['loc']))} {e['msg']}" for e in errors]
+        return answer(400, detail or "invalid request", errors=said or ["invalid request"])
     return answer(422, detail or "invalid request", errors=errors)
 
 
@@ -139,12 +146,13 @@ def install(app: FastAPI) -> None:
     """Register the handlers that turn errors into answers of the one shape."""
 
     @app.exception_handler(RequestValidationError)
-    def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
-        return _invalid(_field_errors(list(e.errors())))
+    def invalid(request: Request, e: RequestValidationError) -> JSONResponse:
+        return _invalid(request, _field_errors(list(e.errors())))
 
     @app.exception_handler(BadParam)
-    def bad_param(_: Request, e: BadParam) -> JSONResponse:
-        return _invalid([{"loc": [e.where, e.field], "msg": e.message, "type": "value_error"}])
+    def bad_param(request: Request, e: BadParam) -> JSONResponse:
+        return _invalid(request, [{"loc": [e.where, e.field], "msg": e.message,
+                                   "type": "value_error"}])
 
     @app.exception_handler(HTTPException)
     def http_error(_: Request, e: HTTPException) -> JSONResponse:

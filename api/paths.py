@@ -56,3 +56,16 @@ class SlashRoute(APIRoute):
             return await handler(request)
 
         return restore
+
+
+class MarquezRoute(SlashRoute):
+    """A route on one of Marquez's paths: its parameter errors are answered in Marquez's shape
+    (400, ``errors`` as sentences; :mod:`api.errors`)."""
+
+    marquez = True
+
+
+def on_marquez_path(request: Request) -> bool:
+    """Whether the request was routed to one of Marquez's paths."""
+    return bool(getattr(request.scope.get("route"), "marquez", False))
+

@@ -45,7 +45,7 @@ def namespace(graph: Graph, name: str) -> dict[str, Any]:
 def _namespace(r: dict[str, Any]) -> dict[str, Any]:
     return {"name": r["name"], "createdAt": mm.iso(r["createdAt"]),
             "updatedAt": mm.iso(r["updatedAt"]), "ownerName": r["ownerName"],
-            "description": r["description"], "isHidden": False}
+            "description": r["description"], "isHidden": r["isHidden"]}
 
 
 def datasets(graph: Graph, namespace_name: str, limit: int, offset: int) -> dict[str, Any]:

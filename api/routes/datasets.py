@@ -11,7 +11,7 @@ from api import errors
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from graph.db import Graph
 from graph.errors import NotFound
 from impact import marquez_catalog as mc
@@ -19,7 +19,7 @@ from impact import marquez_versions as mv
 from ingest import commands
 
 router = APIRouter(prefix="/api/v1/namespaces/{namespace}/datasets", tags=["datasets"],
-                   route_class=SlashRoute,
+                   route_class=MarquezRoute,
                    responses={**RESPONSES, 404: {"description": "not found"}})
 
 

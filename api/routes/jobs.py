@@ -11,13 +11,13 @@ from api import errors
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from graph.db import Graph
 from impact import marquez_catalog as mc
 from impact import marquez_versions as mv
 from ingest import commands
 
-router = APIRouter(prefix="/api/v1", tags=["jobs"], route_class=SlashRoute,
+router = APIRouter(prefix="/api/v1", tags=["jobs"], route_class=MarquezRoute,
                    responses={**RESPONSES, 404: {"description": "not found"}})
 
 RunStates = Annotated[list[Literal["NEW", "RUNNING", "COMPLETED", "FAILED", "ABORTED"]] | None, Query(

@@ -23,7 +23,7 @@ from api import errors
 from api.deps import READ, Depth, G, MLimit, MOffset, Retired, Services, check_scope, services
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from api.receive import BodyError, Verdict, body_size, check_media_type, parse, read_body
 from impact import marquez_lineage as lg
 from ingest.log import LogError
@@ -31,7 +31,7 @@ from ingest.times import parse_time
 
 log = logging.getLogger(__name__)
 
-router = APIRouter(tags=["lineage"], route_class=SlashRoute)
+router = APIRouter(tags=["lineage"], route_class=MarquezRoute)
 LOG_APPEND_TIMEOUT_S = 60
 _REASONS = {413: "too_large", 415: "unsupported_media_type"}
 _AMBIGUOUS: dict[int | str, dict[str, Any]] = {400: {"model": errors.ErrorBody,

@@ -10,12 +10,12 @@ from pydantic import BaseModel, Field
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 from ingest import commands
 from ingest.secrets import scrub_text
 
-router = APIRouter(prefix="/api/v1", tags=["namespaces"], route_class=SlashRoute,
+router = APIRouter(prefix="/api/v1", tags=["namespaces"], route_class=MarquezRoute,
                    responses={**RESPONSES, 404: {"description": "not found"}})
 
 

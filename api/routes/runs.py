@@ -11,11 +11,11 @@ from api import errors
 from api.deps import READ, WRITE, G, MLimit, MOffset
 from api.encode import to_json
 from api.errors import RESPONSES
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 from impact import marquez_stats as ms
 
-router = APIRouter(prefix="/api/v1", tags=["runs"], route_class=SlashRoute,
+router = APIRouter(prefix="/api/v1", tags=["runs"], route_class=MarquezRoute,
                    responses={**RESPONSES, 404: {"description": "not found"}})
 
 

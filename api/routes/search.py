@@ -11,9 +11,10 @@ from fastapi import APIRouter, Query
 from api import errors
 from api.deps import READ, G
 from api.errors import RESPONSES
+from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 
-router = APIRouter(tags=["search"], dependencies=[READ], responses=RESPONSES)
+router = APIRouter(route_class=MarquezRoute, tags=["search"], dependencies=[READ], responses=RESPONSES)
 
 
 @router.get("/api/v1/search", summary="Datasets and jobs by a fragment of their name (Marquez)")

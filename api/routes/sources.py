@@ -10,10 +10,10 @@ from fastapi import APIRouter
 from api import errors
 from api.deps import READ, WRITE, G, MLimit, MOffset
 from api.errors import RESPONSES
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 
-router = APIRouter(prefix="/api/v1/sources", tags=["sources"], route_class=SlashRoute,
+router = APIRouter(prefix="/api/v1/sources", tags=["sources"], route_class=MarquezRoute,
                    responses={**RESPONSES, 404: {"description": "not found"}})
 
 

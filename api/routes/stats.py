@@ -11,9 +11,10 @@ from fastapi import APIRouter, Query, Request
 
 from api.deps import READ, G, services
 from api.errors import RESPONSES, BadParam
+from api.paths import MarquezRoute
 from impact import marquez_stats as ms
 
-router = APIRouter(prefix="/api/v1/stats", tags=["stats"], dependencies=[READ],
+router = APIRouter(route_class=MarquezRoute, prefix="/api/v1/stats", tags=["stats"], dependencies=[READ],
                    responses=RESPONSES)
 
 Period = Annotated[Literal["DAY", "WEEK"], Query(description="DAY: the last 24 hours by the hour; "

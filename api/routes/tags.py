@@ -10,11 +10,11 @@ from pydantic import BaseModel, Field
 
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.errors import RESPONSES
-from api.paths import SlashRoute
+from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 from ingest import commands
 
-router = APIRouter(prefix="/api/v1/tags", tags=["tags"], route_class=SlashRoute,
+router = APIRouter(prefix="/api/v1/tags", tags=["tags"], route_class=MarquezRoute,
                    responses=RESPONSES)
 
 
