@@ -96,15 +96,6 @@ def answer(status: int, detail: str, headers: Mapping[str, str] | None = None,
     return JSONResponse(body(status, detail, **extra), status_code=status, headers=headers)
 
 
-_LEGACY = ("Marquez's {what} write is not offered: lineage-graph learns datasets, jobs and runs "
-           "from OpenLineage events; send them to POST /api/v1/lineage")
-
-
-def legacy_write(what: str) -> JSONResponse:
-    """501 for one of Marquez's legacy writes (datasets, jobs, runs, sources by PUT or POST)."""
-    return answer(501, _LEGACY.format(what=what))
-
-
 def _field_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"loc": [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())],
              "msg": str(e.get("msg", "")), "type": str(e.get("type", "value_error"))}

@@ -155,9 +155,11 @@ def run_facets(graph: Graph, run_id: str, kind: str) -> dict[str, Any]:
 
 def _source(r: dict[str, Any]) -> dict[str, Any]:
     url = r["connectionUrl"] or ""
-    kind = url.split(":", 1)[0].upper() if ":" in url else "POSTGRESQL"  # Marquez's default type
+    kind = r["type"] or (url.split(":", 1)[0].upper() if ":" in url
+                         else "POSTGRESQL")  # Marquez's default type
     return {"type": kind, "name": r["name"], "createdAt": mm.iso(r["createdAt"]),
-            "updatedAt": mm.iso(r["updatedAt"]), "connectionUrl": url, "description": None}
+            "updatedAt": mm.iso(r["updatedAt"]), "connectionUrl": url,
+            "description": r["description"]}
 
 
 def sources(graph: Graph, limit: int, offset: int) -> dict[str, Any]:

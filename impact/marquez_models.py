@@ -20,6 +20,7 @@ RUN_STATES = {"START": "RUNNING", "RUNNING": "RUNNING", "COMPLETE": "COMPLETED",
 STATES_OF = {"NEW": [], "RUNNING": ["START", "RUNNING", "OTHER"], "COMPLETED": ["COMPLETE"],
              "FAILED": ["FAIL"], "ABORTED": ["ABORT"]}
 _PRODUCER = "https://github.com/lineage-graph/lineage-graph"
+ARGS_FACET = "marquezRunArgs"  # a run's args from Marquez's legacy run write (ingest.marquez_writes)
 # The fields of a lineage node's ``data``: Marquez's DatasetData and JobData (their JSON-ignored
 # uuids left out); marquez-java's DatasetNodeData and JobNodeData refuse a null where these
 # models say non-null.
@@ -159,7 +160,8 @@ def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, 
         "updatedAt": iso(p.get("stateTime")), "nominalStartTime": iso(p.get("nominalStartTime")),
         "nominalEndTime": iso(p.get("nominalEndTime")),
         "state": RUN_STATES.get(p.get("state") or "", "NEW"), "startedAt": iso(started),
-        "endedAt": iso(ended), "durationMs": duration, "args": {},
+        "endedAt": iso(ended), "durationMs": duration,
+        "args": (facets(p).get(ARGS_FACET) or {}).get("args") or {},
         "jobVersion": {**job, "version": job_version(job["namespace"], job["name"],
                                                      row["inputs"], row["outputs"])},
         "inputDatasetVersions": [_version_of(d, p["runId"], reading=True) for d in row["inputs"]],
@@ -180,6 +182,7 @@ def _version_of(d: dict[str, Any], run_id: str, reading: bool = False) -> dict[s
 def run_facets(p: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, Any]:
     """A run's facets: those kept as JSON, and those we lifted into properties, rebuilt."""
     found = facets(p)
+    found.pop(ARGS_FACET, None)  # answered as the run's args, as Marquez does
     if p.get("nominalStartTime") is not None:
         found.setdefault("nominalTime", facet(
             "NominalTimeRunFacet", nominalStartTime=iso(p["nominalStartTime"]),

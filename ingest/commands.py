@@ -1,11 +1,11 @@
 """Metadata commands: the writes the API takes that are not OpenLineage events.
 
-Marquez's API lets a client create a namespace, describe a tag, tag a dataset, a field or a job,
-and soft-delete a namespace, a dataset or a job. Each such write becomes a command, scrubbed of
-secrets as events are (:mod:`ingest.secrets`), appended to the event log like an event, and
-applied to the graph. The worker and ``lineage replay`` apply commands in their place among the
-events (a soft delete and the event that reports the dataset again must keep their order), so a
-replay of the log rebuilds what the API wrote, at the times it wrote it.
+Marquez's API lets a client create a namespace or a data source, describe a tag, tag a dataset, a
+field or a job, and soft-delete a namespace, a dataset or a job. Each such write becomes a
+command, scrubbed of secrets as events are (:mod:`ingest.secrets`), appended to the event log like
+an event, and applied to the graph. The worker and ``lineage replay`` apply commands in their
+place among the events (a soft delete and the event that reports the dataset again must keep their
+order), so a replay of the log rebuilds what the API wrote, at the times it wrote it.
 
 A command's body: ``{"command": NAME, "params": {...}, "at": ISO time}``; NAME is one of
 :data:`COMMANDS`, each the Cypher file that applies it.
@@ -24,6 +24,7 @@ from ingest.secrets import scrub_text
 
 COMMANDS: dict[str, str] = {
     "put_namespace": "marquez/put_namespace",
+    "put_source": "marquez/put_source",
     "put_tag": "marquez/put_tag",
     "tag_add": "marquez/tag_add",
     "tag_remove": "marquez/tag_remove",

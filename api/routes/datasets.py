@@ -1,5 +1,5 @@
 """Datasets (Marquez's paths): list, read, versions, soft-delete, tags on a dataset and on its
-fields. Marquez's legacy dataset write answers 501: datasets come from OpenLineage events."""
+fields, and Marquez's legacy dataset write (as the OpenLineage event it means)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from api import errors
+from api import marquez_writes as writes
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
+from api.marquez_writes import DatasetMeta
 from api.paths import MarquezRoute
 from graph.db import Graph
 from graph.errors import NotFound
@@ -46,10 +47,11 @@ def dataset_version(graph: G, namespace: str, dataset: str, version: str) -> Any
     return to_json(mv.dataset_version(graph, namespace, dataset, version))
 
 
-@router.put("/{dataset}", dependencies=[WRITE], status_code=501,
-            summary="Marquez's legacy dataset write: 501, use POST /api/v1/lineage")
-def put_dataset(namespace: str, dataset: str) -> Any:
-    return errors.legacy_write("dataset")
+@router.put("/{dataset}", dependencies=[WRITE],
+            summary="Create or update a dataset (Marquez's legacy write: a DatasetEvent)")
+def put_dataset(request: Request, graph: G, namespace: str, dataset: str,
+                meta: DatasetMeta) -> Any:
+    return to_json(writes.put_dataset(request, graph, namespace, dataset, meta))
 
 
 @router.delete("/{dataset}", dependencies=[WRITE], summary="Hide a dataset (Marquez's soft delete)")

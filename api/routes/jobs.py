@@ -1,5 +1,5 @@
 """Jobs (Marquez's paths): list (all, or one namespace's), read, versions, soft-delete, tags.
-Marquez's legacy job write answers 501: jobs come from OpenLineage events."""
+Marquez's legacy job write becomes the OpenLineage JobEvent it means."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from api import errors
+from api import marquez_writes as writes
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
+from api.marquez_writes import JobMeta
 from api.paths import MarquezRoute
 from graph.db import Graph
 from impact import marquez_catalog as mc
@@ -55,10 +56,10 @@ def job_version(graph: G, namespace: str, job: str, version: str) -> Any:
     return to_json(mv.job_version(graph, namespace, job, version))
 
 
-@router.put("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE], status_code=501,
-            summary="Marquez's legacy job write: 501, use POST /api/v1/lineage")
-def put_job(namespace: str, job: str) -> Any:
-    return errors.legacy_write("job")
+@router.put("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],
+            summary="Create or update a job (Marquez's legacy write: a JobEvent)")
+def put_job(request: Request, graph: G, namespace: str, job: str, meta: JobMeta) -> Any:
+    return to_json(writes.put_job(request, graph, namespace, job, meta))
 
 
 @router.delete("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],

@@ -1,16 +1,18 @@
 """Runs (Marquez's paths): a job's runs, one run, its facets, and the runs upstream of it.
-Marquez's legacy run creation and transitions answer 501: runs come from OpenLineage events."""
+Marquez's legacy run creation and transitions become the OpenLineage RunEvents they mean."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
-from api import errors
+from api import marquez_writes as writes
 from api.deps import READ, WRITE, G, MLimit, MOffset
 from api.encode import to_json
 from api.errors import RESPONSES
+from api.marquez_writes import RunMeta
 from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 from impact import marquez_stats as ms
@@ -25,10 +27,11 @@ def job_runs(graph: G, namespace: str, job: str, limit: MLimit, offset: MOffset 
     return to_json(mc.job_runs(graph, namespace, job, limit, offset))
 
 
-@router.post("/namespaces/{namespace}/jobs/{job}/runs", dependencies=[WRITE], status_code=501,
-             summary="Marquez's legacy run creation: 501, use POST /api/v1/lineage")
-def post_run(namespace: str, job: str) -> Any:
-    return errors.legacy_write("run")
+@router.post("/namespaces/{namespace}/jobs/{job}/runs", dependencies=[WRITE], status_code=201,
+             summary="Create a run of a job (Marquez's legacy write: a RunEvent of type OTHER)")
+def post_run(request: Request, graph: G, namespace: str, job: str,
+             meta: RunMeta | None = None) -> Any:
+    return to_json(writes.post_run(request, graph, namespace, job, meta or RunMeta()))
 
 
 @router.get("/jobs/runs/{run_id}", dependencies=[READ], summary="One run (Marquez)")
@@ -43,10 +46,14 @@ def run_facets(graph: G, run_id: str, type_: Annotated[str, Query(
     return to_json(mc.run_facets(graph, run_id, type_.lower()))
 
 
-@router.post("/jobs/runs/{run_id}/{transition}", dependencies=[WRITE], status_code=501,
-             summary="Marquez's legacy run transitions (start, complete, fail, abort): 501")
-def run_transition(run_id: str, transition: str) -> Any:
-    return errors.legacy_write(f"run {transition}")
+@router.post("/jobs/runs/{run_id}/{transition}", dependencies=[WRITE],
+             summary="Mark a run started, completed, failed or aborted (Marquez's legacy write: "
+                     "the RunEvent START, COMPLETE, FAIL or ABORT)")
+def run_transition(request: Request, graph: G, run_id: str,
+                   transition: Literal["start", "complete", "fail", "abort"],
+                   at: Annotated[datetime | None, Query(
+                       description="when (ISO 8601); now by default")] = None) -> Any:
+    return to_json(writes.transition(request, graph, run_id, transition, at))
 
 
 @router.get("/runlineage/upstream", dependencies=[READ],

@@ -1,15 +1,16 @@
-"""Data sources (Marquez's paths), from the datasets' ``dataSource`` facets. Marquez's legacy
-source write answers 501."""
+"""Data sources (Marquez's paths), from the datasets' ``dataSource`` facets and those created
+through Marquez's legacy source write."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from api import errors
+from api import marquez_writes as writes
 from api.deps import READ, WRITE, G, MLimit, MOffset
 from api.errors import RESPONSES
+from api.marquez_writes import SourceMeta
 from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
 
@@ -27,7 +28,7 @@ def source(graph: G, source: str) -> Any:
     return mc.source(graph, source)
 
 
-@router.put("/{source}", dependencies=[WRITE], status_code=501,
-            summary="Marquez's legacy source write: 501, sources come from the dataSource facet")
-def put_source(source: str) -> Any:
-    return errors.legacy_write("source")
+@router.put("/{source}", dependencies=[WRITE],
+            summary="Create or describe a data source (Marquez's legacy write)")
+def put_source(request: Request, graph: G, source: str, meta: SourceMeta) -> Any:
+    return writes.put_source(request, graph, source, meta)

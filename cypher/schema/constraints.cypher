@@ -13,6 +13,8 @@ CREATE CONSTRAINT tag_key IF NOT EXISTS
 FOR (t:Tag) REQUIRE t.name IS UNIQUE;
 CREATE CONSTRAINT namespace_key IF NOT EXISTS
 FOR (m:Namespace) REQUIRE m.name IS UNIQUE;
+CREATE CONSTRAINT source_key IF NOT EXISTS
+FOR (s:Source) REQUIRE s.name IS UNIQUE;
 CREATE CONSTRAINT policy_violation_key IF NOT EXISTS
 FOR (v:PolicyViolation) REQUIRE v.key IS UNIQUE;
 CREATE INDEX policy_violation_anchor IF NOT EXISTS FOR (v:PolicyViolation) ON (v.anchor);

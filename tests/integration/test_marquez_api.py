@@ -1,5 +1,5 @@
 """Marquez's API on our store, operation by operation, on Marquez's demo events: search, events,
-versions, run facets, filters, soft deletes, legacy writes and the tokens on writes."""
+versions, run facets, filters, soft deletes, the checks of the legacy writes and the tokens on writes."""
 
 from __future__ import annotations
 
@@ -141,13 +141,24 @@ def test_parameter_errors_have_marquezs_shape_on_marquezs_paths(api: TestClient)
     assert ours.status_code == 422 and isinstance(ours.json()["errors"][0], dict), ours.text
 
 
-def test_legacy_writes_point_to_openlineage(api: TestClient) -> None:
-    for method, path in (("put", f"{M}/datasets/x"), ("put", f"{M}/jobs/x"),
-                         ("post", f"{M}/jobs/x/runs"), ("post", f"/api/v1/jobs/runs/{new_run_id()}/complete"),
-                         ("put", "/api/v1/sources/x")):
-        r = api.request(method.upper(), path, json={})
-        assert r.status_code == 501, (path, r.text)
-        assert "POST /api/v1/lineage" in r.json()["detail"]
+def test_legacy_writes_refuse_what_marquez_refuses(api: TestClient) -> None:
+    """Marquez's legacy writes (tested with marquez-python in test_marquez_client) check what
+    Marquez checks: a body it cannot read, an unknown namespace, source, dataset, job or run."""
+    for method, path, body, status in (
+            ("put", f"{M}/datasets/x", {"sourceName": "default"}, 400),  # no physicalName
+            ("put", "/api/v1/namespaces/nope/datasets/x",
+             {"physicalName": "x", "sourceName": "default"}, 404),
+            ("put", f"{M}/datasets/x", {"physicalName": "x", "sourceName": "nope"}, 404),
+            ("put", f"{M}/jobs/x", {"type": "BATCH", "inputs": [], "outputs": [],
+                                     "location": None, "runId": "not-a-uuid"}, 400),
+            ("put", f"{M}/jobs/x", {"type": "BATCH", "outputs": [],
+                                     "inputs": [{"namespace": NS, "name": "nope"}]}, 404),
+            ("post", f"{M}/jobs/nope/runs", {}, 404),
+            ("post", f"/api/v1/jobs/runs/{new_run_id()}/complete", None, 404),
+            ("post", f"/api/v1/jobs/runs/{new_run_id()}/finish", None, 400),
+            ("put", "/api/v1/sources/x", {"type": "POSTGRESQL"}, 400)):
+        r = api.request(method.upper(), path, json=body)
+        assert r.status_code == status, (path, body, r.text)
 
 
 def test_marquez_writes_need_a_write_token(demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]

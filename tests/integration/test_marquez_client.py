@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +220,76 @@ def test_tags_and_namespaces_written_with_marquez_python(served: str) -> None:
     assert (made["name"], made["ownerName"], made["description"]) == (
         "team_space", "data-platform", "created by a runbook")
     assert "team_space" in {n["name"] for n in client.list_namespaces()["namespaces"]}
+
+
+def test_legacy_writes_of_marquez_python_become_events(served: str, tmp_path: Path) -> None:
+    """Marquez's writes from before OpenLineage (sources, datasets, jobs, runs and their
+    transitions) work as Marquez answers them, are OpenLineage events in the log, and a replay
+    of the log rebuilds what they wrote."""
+    from marquez_client.models import DatasetId, DatasetType, JobType
+
+    client = marquez_client.MarquezClient(url=served)
+    client.create_namespace("legacy", "data-platform")
+    source = client.create_source("legacy_db", "postgresql", "postgresql://db.example:5432/shop")
+    assert (source["type"], source["connectionUrl"]) == (
+        "POSTGRESQL", "postgresql://db.example:5432/shop")
+    src = client.create_dataset(
+        "legacy", "public.users", DatasetType.DB_TABLE, "public.users", "legacy_db",
+        description="users as signed up", tags=["GOLD"],
+        fields=[{"name": "id", "type": "INTEGER"},
+                {"name": "email", "type": "VARCHAR", "tags": ["PII"]}])
+    assert src["sourceName"] == "legacy_db" and src["description"] == "users as signed up"
+    assert [(f["name"], f["type"], f["tags"]) for f in src["fields"]] == [
+        ("id", "INTEGER", []), ("email", "VARCHAR", ["PII"])]
+    assert src["tags"] == ["GOLD"]
+    client.create_dataset("legacy", "public.users_copy", DatasetType.DB_TABLE,
+                          "public.users_copy", "legacy_db")
+    job = client.create_job("legacy", "copy_users", JobType.BATCH,
+                            location="https://github.com/acme/etl/blob/main/copy_users.py",
+                            inputs=[DatasetId("legacy", "public.users")],
+                            outputs=[DatasetId("legacy", "public.users_copy")],
+                            description="copies the users", context={"sql": "INSERT INTO x"})
+    assert job["inputs"] == [{"namespace": "legacy", "name": "public.users"}]
+    assert job["outputs"] == [{"namespace": "legacy", "name": "public.users_copy"}]
+    assert job["location"] == "https://github.com/acme/etl/blob/main/copy_users.py"
+    assert job["description"] == "copies the users" and job["type"] == "BATCH"
+
+    run = client.create_job_run("legacy", "copy_users", nominal_start_time="2026-11-27T10:00:00Z",
+                                run_args={"mode": "full"})
+    assert run["args"] == {"mode": "full"} and run["nominalStartTime"] == "2026-11-27T10:00:00Z"
+    started = client.mark_job_run_as_started(run["id"], at="2026-11-27T10:01:00Z")
+    assert started["state"] == "RUNNING" and started["startedAt"] == "2026-11-27T10:01:00Z"
+    done = client.mark_job_run_as_completed(run["id"], at="2026-11-27T10:05:00Z")
+    assert done["state"] == "COMPLETED" and done["durationMs"] == 240_000
+    assert [d["datasetVersionId"]["name"] for d in done["outputDatasetVersions"]] == [
+        "public.users_copy"]
+    assert client.get_job("legacy", "copy_users")["latestRun"]["id"] == run["id"]
+    assert client.get_dataset("legacy", "public.users_copy")["currentVersion"] is not None
+    failed = client.create_job_run("legacy", "copy_users", mark_as_running=True)
+    assert client.mark_job_run_as_failed(failed["id"])["state"] == "FAILED"
+    stopped = client.create_job_run("legacy", "copy_users", mark_as_running=True)
+    assert client.mark_job_run_as_aborted(stopped["id"])["state"] == "ABORTED"
+
+    refusals: list[tuple[Callable[[], Any], int]] = [
+            (lambda: client.create_dataset("legacy", "x", DatasetType.DB_TABLE, "x", "nope"), 404),
+            (lambda: client.create_job_run("legacy", "copy_users", run_id=run["id"]), 400),
+            (lambda: client.mark_job_run_as_aborted("8b0c64a5-0b43-4d4b-a1b4-7b4bdbc7e1c6"), 404),
+            (lambda: client.create_job("legacy", "y", JobType.BATCH,
+                                       inputs=[DatasetId("legacy", "nope")]), 404)]
+    for refused, status in refusals:
+        with pytest.raises(marquez_client.errors.APIError) as e:
+            refused()
+        cause: Any = e.value.__cause__  # the HTTP error the client wraps
+        assert cause.response.status_code == status
+
+    # the writes are OpenLineage events in the log; a replay rebuilds what they wrote
+    events = client.list_events(limit=100)["events"]
+    ours = [e for e in events if e["producer"].endswith("ingest/marquez_writes.py")]
+    assert len(ours) == 12  # 2 datasets, 1 job, 3 runs created, 6 transitions
+    before = (client.get_job("legacy", "copy_users"), client.get_dataset("legacy", "public.users"))
+    env = _env(tmp_path)
+    replayed = subprocess.run([sys.executable, "-m", "api.cli", "replay", "--wipe"],
+                              env=env, capture_output=True, text=True, timeout=300)
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    assert (client.get_job("legacy", "copy_users"),
+            client.get_dataset("legacy", "public.users")) == before
