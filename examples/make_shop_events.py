@@ -19,6 +19,7 @@ NS = "postgres://warehouse:5432"
 JOBS_NS = "shop-nightly"
 PRODUCER = "https://example.com/lineage-graph/examples/make_shop_events.py"
 DAY = "2024-06-0{}T02:{:02d}:00Z"
+RUN_EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 
 SCHEMAS = {
     "raw.users": ["id", "email", "full_name", "country", "created_at"],
@@ -35,6 +36,12 @@ OWNERS = {"raw.users": "team:identity", "raw.orders": "team:checkout",
           "marts.revenue_by_country": "team:finance", "ml.user_features": "team:ml"}
 
 
+def _facet(schema: str, **fields: Any) -> dict[str, Any]:
+    """A facet of the spec's ``schema`` ("VERSION/NAME"), with its producer and schema URL."""
+    return {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/"
+            f"{schema}.json#/$defs/{schema.split('/')[1]}", **fields}
+
+
 def _rid(*parts: object) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
 
@@ -44,23 +51,23 @@ Source = tuple[str, str, str, str, bool]
 
 
 def _dataset(name: str, lineage: dict[str, list[Source]] | None = None) -> dict[str, Any]:
-    facets: dict[str, Any] = {"schema": {"_producer": PRODUCER, "fields": [
+    facets: dict[str, Any] = {"schema": _facet("1-2-0/SchemaDatasetFacet", fields=[
         {"name": c, "type": "VARCHAR" if c in ("email", "email_hash", "country", "full_name",
                                                "currency") else "BIGINT"}
-        for c in SCHEMAS[name]]}}
+        for c in SCHEMAS[name]])}
     if name in OWNERS:
-        facets["ownership"] = {"_producer": PRODUCER, "owners": [
-            {"name": OWNERS[name].split(":")[1], "type": "team"}]}
+        facets["ownership"] = _facet("1-0-1/OwnershipDatasetFacet", owners=[
+            {"name": OWNERS[name].split(":")[1], "type": "team"}])
     if name in PII:
-        facets["tags"] = {"_producer": PRODUCER, "tags": [
-            {"key": "PII", "value": "true", "field": f, "source": "CATALOG"} for f in PII[name]]}
+        facets["tags"] = _facet("1-0-0/TagsDatasetFacet", tags=[
+            {"key": "PII", "value": "true", "field": f, "source": "CATALOG"} for f in PII[name]])
     if lineage:
-        facets["columnLineage"] = {"_producer": PRODUCER, "fields": {
+        facets["columnLineage"] = _facet("1-2-0/ColumnLineageDatasetFacet", fields={
             out: {"inputFields": [
                 {"namespace": NS, "name": src, "field": field, "transformations": [
                     {"type": kind, "subtype": sub, "masking": masking}]}
                 for src, field, kind, sub, masking in sources]}
-            for out, sources in lineage.items()}}
+            for out, sources in lineage.items()})
     return {"namespace": NS, "name": name, "facets": facets}
 
 
@@ -99,16 +106,16 @@ def events() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for day in (1, 2):
         dag_run = _rid("nightly", day)
-        parent = {"parent": {"_producer": PRODUCER, "run": {"runId": dag_run},
-                             "job": {"namespace": JOBS_NS, "name": "nightly"}}}
+        parent = {"parent": _facet("1-2-0/ParentRunFacet", run={"runId": dag_run},
+                                   job={"namespace": JOBS_NS, "name": "nightly"})}
         for step, (job, inputs, outputs, sql) in enumerate(PIPELINE):
             run_id = _rid(job, day)
             fails = day == 1 and job == "revenue_by_country"
-            job_facets = {"jobType": {"_producer": PRODUCER, "processingType": "BATCH",
-                                      "integration": "SPARK", "jobType": "JOB"}}
+            job_facets = {"jobType": _facet("2-0-4/JobTypeJobFacet", processingType="BATCH",
+                                            integration="SPARK", jobType="JOB")}
             if sql:
-                job_facets["sql"] = {"_producer": PRODUCER, "query": sql}
-            base = {"producer": PRODUCER, "job": {"namespace": JOBS_NS, "name": job,
+                job_facets["sql"] = _facet("1-1-0/SQLJobFacet", query=sql)
+            base = {"producer": PRODUCER, "schemaURL": RUN_EVENT, "job": {"namespace": JOBS_NS, "name": job,
                                                   "facets": job_facets}}
             start = {**base, "eventType": "START", "eventTime": DAY.format(day, step * 5),
                      "run": {"runId": run_id, "facets": parent},
@@ -116,9 +123,9 @@ def events() -> list[dict[str, Any]]:
                      "outputs": [{"namespace": NS, "name": o} for o, _ in outputs]}
             end_facets = dict(parent)
             if fails:
-                end_facets["errorMessage"] = {
-                    "_producer": PRODUCER, "programmingLanguage": "python",
-                    "message": "[UNRESOLVED_COLUMN] A column `amount_eur` cannot be resolved"}
+                end_facets["errorMessage"] = _facet(
+                    "1-0-1/ErrorMessageRunFacet", programmingLanguage="python",
+                    message="[UNRESOLVED_COLUMN] A column `amount_eur` cannot be resolved")
             end = {**base, "eventType": "FAIL" if fails else "COMPLETE",
                    "eventTime": DAY.format(day, step * 5 + 4),
                    "run": {"runId": run_id, "facets": end_facets},

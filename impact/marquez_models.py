@@ -60,15 +60,21 @@ def job_version(namespace: str, name: str, inputs: Iterable[dict[str, str]],
     return name_uuid("job", namespace, name, *ins, "->", *outs)
 
 
+_FACET_PREFIXES = ("facet.", "inputFacet.", "outputFacet.")
+
+
 def facets(props: dict[str, Any]) -> dict[str, Any]:
-    """The facets kept as JSON on a node (``facet.<name>``), parsed."""
+    """The facets kept as JSON on a node (``facet.<name>``, and a dataset's input and output
+    facets, ``inputFacet.<name>`` and ``outputFacet.<name>``, which Marquez serves among the
+    dataset's facets), parsed."""
     found: dict[str, Any] = {}
-    for key, value in props.items():
-        if key.startswith("facet.") and isinstance(value, str):
-            try:
-                found[key[6:]] = json.loads(value)
-            except ValueError:
-                continue
+    for prefix in _FACET_PREFIXES:  # a dataset facet first
+        for key, value in props.items():
+            if key.startswith(prefix) and isinstance(value, str):
+                try:
+                    found.setdefault(key[len(prefix):], json.loads(value))
+                except ValueError:
+                    continue
     return found
 
 

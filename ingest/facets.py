@@ -1,4 +1,5 @@
-"""Facets that are not graph structure: lifted into properties, or kept as capped JSON.
+"""Facets on nodes: each kept as the producer sent it (capped JSON), and those the questions
+read lifted into properties as well.
 
 Events reach here already scrubbed of secrets (``ingest.secrets``, applied by ``validate``).
 """
@@ -8,14 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
-
-# Facets that become graph structure or typed properties, never stored as raw JSON.
-STRUCTURAL = frozenset(
-    {"schema", "columnLineage", "symlinks", "parent", "lifecycleStateChange", "ownership",
-     "documentation", "sql", "jobType", "dataQualityAssertions", "dataQualityMetrics",
-     "outputStatistics", "errorMessage", "nominalTime", "version", "tags", "dataSource",
-     "lineage"}
-)  # fmt: skip
 
 
 def capped_json(value: Any, max_bytes: int) -> str:
@@ -29,13 +22,11 @@ def capped_json(value: Any, max_bytes: int) -> str:
 
 
 def facet_props(facets: dict[str, Any] | None, max_bytes: int) -> dict[str, Any]:
-    """Properties ``facet.<name>`` for every non-structural facet; a deleted one maps to None."""
-    props: dict[str, Any] = {}
-    for key, facet in (facets or {}).items():
-        if key in STRUCTURAL:
-            continue
-        props[f"facet.{key}"] = None if _deleted(facet) else capped_json(facet, max_bytes)
-    return props
+    """Properties ``facet.<name>``: every facet as the producer sent it (those lifted into
+    properties too: Marquez's answers serve them whole, with their ``_producer``); a deleted one
+    maps to None."""
+    return {f"facet.{key}": None if _deleted(facet) else capped_json(facet, max_bytes)
+            for key, facet in (facets or {}).items()}
 
 
 def _deleted(facet: Any) -> bool:

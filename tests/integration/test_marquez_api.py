@@ -94,6 +94,44 @@ def test_versions_runs_and_facets(api: TestClient,
     assert api.get(f"{M}/datasets/public.orders/versions/{new_run_id()}").status_code == 404
 
 
+def test_facets_are_served_as_producers_sent_them(
+        api: TestClient, demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> None:
+    """Every facet a producer sent, the lifted ones too, with the producer's _producer; a
+    dataset's input facets among its facets; a run's job facets."""
+    events = demo[2]
+    sent = next(o["facets"] for e in events for o in e.get("outputs", [])
+                if o["name"] == "public.delivery_7_days" and "columnLineage" in (o.get("facets") or {}))
+    served = api.get(f"{M}/datasets/public.delivery_7_days").json()["facets"]
+    for name in ("columnLineage", "schema"):
+        assert served[name] == sent[name], name
+    # scrubbed of secrets as every event is: the source's password is not kept
+    assert served["dataSource"] == {**sent["dataSource"], "uri": "postgres://postgres:5432/food_delivery"}
+    run = next(e for e in events if e["job"]["name"] == "etl_orders_7_days")
+    job_facets = api.get(f"/api/v1/jobs/runs/{run['run']['runId']}/facets",
+                         params={"type": "job"}).json()["facets"]
+    assert set(job_facets) == set(run["job"]["facets"]) and job_facets["sql"] == run["job"]["facets"]["sql"]
+    producer = "https://example.test/some-producer"
+    stats = {"_producer": producer, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/"
+             "InputStatisticsInputDatasetFacet.json#/$defs/InputStatisticsInputDatasetFacet",
+             "rowCount": 7, "size": 640}
+    change = {"_producer": producer, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/"
+              "LifecycleStateChangeDatasetFacet.json#/$defs/LifecycleStateChangeDatasetFacet",
+              "lifecycleStateChange": "OVERWRITE"}
+    kind = {"_producer": producer, "_schemaURL": "https://openlineage.io/spec/facets/2-0-4/"
+            "JobTypeJobFacet.json#/$defs/JobTypeJobFacet", "processingType": "BATCH",
+            "integration": "SPARK", "jobType": "JOB"}
+    rid = new_run_id()
+    ingest_events(demo[0], [run_event(
+        "COMPLETE", rid, "stats_job", ns=NS, time="2030-01-01T00:00:00Z", job_facets={"jobType": kind},
+        inputs=[{"namespace": NS, "name": "public.orders", "inputFacets": {"inputStatistics": stats}}],
+        outputs=[{"namespace": NS, "name": "public.order_stats", "facets": {"lifecycleStateChange": change}}])])
+    assert api.get(f"{M}/datasets/public.orders").json()["facets"]["inputStatistics"] == stats
+    out = api.get(f"{M}/datasets/public.order_stats").json()
+    assert out["facets"]["lifecycleStateChange"] == change and out["lastLifecycleState"] == "OVERWRITE"
+    assert api.get(f"/api/v1/jobs/runs/{rid}/facets", params={"type": "job"}).json()[
+        "facets"]["jobType"] == kind
+
+
 def test_jobs_filtered_by_the_state_of_their_latest_run(api: TestClient, graph: Graph) -> None:
     every = api.get("/api/v1/jobs", params={"limit": 100}).json()
     assert every["totalCount"] == 13 and all(j["id"]["namespace"] == NS for j in every["jobs"])
