@@ -71,8 +71,8 @@ def parse_node_id(graph: Graph, node_id: str) -> NodeId:
     every split is tried against the graph. Raises BadNodeId or NotFound."""
     if len(node_id) > MAX_NODE_ID:
         raise BadNodeId(f"nodeId is {len(node_id)} characters long, over the limit of {MAX_NODE_ID}")
-    # Marquez's clients may name a version (dataset:ns:name#UUID); we answer with the lineage
-    # current now, which holds every version's edges that are not retired
+    # column lineage may name a version (dataset:ns:name#UUID, job:ns:name#UUID), as Marquez's
+    # clients send it; we answer with the lineage current now
     node_id = _VERSION.sub("", node_id)
     kind, sep, rest = node_id.partition(":")
     if rest.count(":") > MAX_COLONS:
@@ -123,6 +123,9 @@ def _escaped_id(graph: Graph, node_id: str, kind: str, rest: str) -> NodeId:
 def lineage(graph: Graph, node_id: str, depth: int | None = None,
             include_retired: bool = False) -> dict[str, Any]:
     """Marquez's ``/api/v1/lineage`` answer for ``node_id``."""
+    if _VERSION.search(node_id):  # Marquez reads the suffix as part of the name: no such node
+        raise BadNodeId(f"nodeId {node_id!r} names a version: /api/v1/lineage walks datasets and "
+                        "jobs, not versions (as Marquez); ask without '#VERSION'")
     node = parse_node_id(graph, node_id)
     if node.kind == "datasetField":
         raise BadNodeId("use /api/v1/column-lineage for a datasetField node")

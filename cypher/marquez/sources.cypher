@@ -9,7 +9,9 @@
 // :param skip => 0
 // :param limit => 100
 CALL () {
-  MATCH (d:Dataset)
+  // a dataset an event named (not one known only from column lineage or a symlink: it reports
+  // no source, and has no times of its own)
+  MATCH (d:Dataset) WHERE d.firstSeen IS NOT NULL
   RETURN coalesce(d.dataSourceName, 'default') AS name, d.dataSourceUri AS url, null AS type,
          null AS description, d.firstSeen AS since, d.lastSeen AS until
   UNION ALL

@@ -284,14 +284,23 @@ def test_stats_by_hour_and_day(api: TestClient, graph: Graph,
                                                     "timezone": "Mars/Base"}).status_code == 400
 
 
-def test_lineage_accepts_marquez_version_suffixes(api: TestClient) -> None:
-    version = api.get(f"{M}/datasets/public.orders").json()["currentVersion"]
-    plain = api.get("/api/v1/lineage", params={"nodeId": f"dataset:{NS}:public.orders"}).json()
-    versioned = api.get("/api/v1/lineage",
-                        params={"nodeId": f"dataset:{NS}:public.orders#{version}"})
-    assert versioned.status_code == 200 and versioned.json() == plain
-    job = api.get("/api/v1/lineage", params={"nodeId": f"job:{NS}:etl_orders#{new_run_id()}"})
+def test_version_suffixes_where_marquez_takes_them(api: TestClient) -> None:
+    """Column lineage takes a dataset's or a job's version (marquez-python's
+    get_column_lineage_by_job sends one); /lineage refuses it, where Marquez reads the suffix as
+    part of the name and finds no node."""
+    version = api.get(f"{M}/datasets/public.delivery_7_days").json()["currentVersion"]
+    plain = api.get("/api/v1/column-lineage",
+                    params={"nodeId": f"dataset:{NS}:public.delivery_7_days"}).json()
+    versioned = api.get("/api/v1/column-lineage",
+                        params={"nodeId": f"dataset:{NS}:public.delivery_7_days#{version}"})
+    assert versioned.status_code == 200 and versioned.json() == plain and plain["graph"]
+    job = api.get("/api/v1/column-lineage",
+                  params={"nodeId": f"job:{NS}:etl_delivery_7_days#{new_run_id()}"})
     assert job.status_code == 200 and job.json()["graph"]
+    refused = api.get("/api/v1/lineage", params={"nodeId": f"dataset:{NS}:public.orders#{version}"})
+    assert refused.status_code == 400 and "version" in refused.json()["errors"][0]
+    assert api.get("/api/v1/lineage", params={"nodeId": f"job:{NS}:etl_orders#{new_run_id()}"}
+                   ).status_code == 400
     assert api.get("/api/v2beta/search/jobs", params={"q": "orders"}).status_code == 503
 
 
