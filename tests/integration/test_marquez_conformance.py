@@ -203,6 +203,9 @@ def test_every_read_answer_is_a_marquez_model(api: TestClient,
                                ("/api/v1/events/lineage", "LineageEventList", {"limit": 50})):
         _check(components, name, _get(api, path, **params), path)
     for source in _get(api, "/api/v1/sources")["sources"]:
+        # marquez-java's Source refuses a null time, type or URL
+        assert all(source[k] is not None for k in ("type", "name", "createdAt", "updatedAt",
+                                                    "connectionUrl")), source
         _check(components, "Source", _get(api, "/api/v1/sources/" + source["name"].replace(
             "/", "%2F")), f"source {source['name']}")
     assert checked > 50
