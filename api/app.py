@@ -23,6 +23,7 @@ from api.routes import (
     datasets,
     docs,
     gate,
+    health,
     jobs,
     lineage,
     lookups,
@@ -41,7 +42,7 @@ from graph.settings import Settings, get_settings
 from ingest.log import EventLog
 
 ROUTERS = (ops, lineage, questions, lookups, namespaces, datasets, jobs, runs, sources, tags,
-           search, stats, policies, gate)
+           search, stats, policies, gate, health)
 """The route table, by resource: Marquez's nouns, our questions and lookups, operations."""
 
 
@@ -75,7 +76,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.settings = found.settings
     app.state.tokens = found.tokens
     app.add_middleware(Guard, tokens=found.tokens)
-    app.add_middleware(RequestContext)  # outside the guard: its refusals carry the id too
+    # outside the guard: its refusals carry the id too, and are counted
+    app.add_middleware(RequestContext, stats=found.requests)
     app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it
     errors.install(app)
     app.router.routes.insert(0, lineage.served)  # one event per request: see api.routes.lineage

@@ -16,8 +16,10 @@ from fastapi import Depends, HTTPException, Query, Request
 
 from api.auth import Tokens, is_loopback, parse_tokens
 from api.errors import BadParam
+from api.health_cache import HealthCache
 from api.metrics import Counters
 from api.receive import BodyBudget
+from api.request_stats import RequestStats
 from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest.group_commit import GroupCommitter
@@ -36,6 +38,8 @@ class Services:
         self.settings = settings
         self.tokens: Tokens = parse_tokens(settings.api_tokens)
         self.counters = Counters()
+        self.requests = RequestStats()
+        self.health = HealthCache(self, settings.health_interval, settings.tiers, settings.slos)
         self.bodies = BodyBudget(BODY_BUDGET_FACTOR * settings.max_body_bytes)
         self._graph, self._log = graph, events
         self._owned: list[Graph | EventLog] = []  # what this app opened: it closes them

@@ -13,9 +13,12 @@ import logging
 import sys
 import time
 from collections.abc import MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graph.log_context import ContextFilter, bound
+
+if TYPE_CHECKING:
+    from api.request_stats import RequestStats
 
 
 class JsonFormatter(logging.Formatter):
@@ -61,8 +64,9 @@ class RequestContext:
     server's own time from the network's and the client's. A bug's 500 is answered here, with
     the id, and logged under it."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, stats: RequestStats | None = None) -> None:
         self.app = app
+        self.stats = stats
         self._next = 0
         self._prefix = f"{int(time.time()) % 100_000:05d}"
 
@@ -81,7 +85,11 @@ class RequestContext:
             nonlocal answering
             if message["type"] == "http.response.start":
                 answering = True
-                took = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
+                seconds = time.perf_counter() - started
+                took = f"app;dur={seconds * 1000:.2f}"
+                if self.stats is not None:  # the route's template, set by the router inside us
+                    route = getattr(scope.get("route"), "path", None)
+                    self.stats.observe(scope["method"], route, message["status"], seconds)
                 message["headers"] = [*message.get("headers", []),
                                       (b"x-request-id", rid.encode("latin-1")),
                                       (b"server-timing", took.encode("latin-1"))]

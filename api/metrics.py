@@ -6,7 +6,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 
+from api.request_stats import BUCKETS, RequestStats
+from impact.health import RATIOS, Group, Health
+from impact.slo import Verdict
 from ingest.log import EventLog
 from ingest.worker import CONSUMER
 
@@ -35,12 +39,17 @@ def _line(name: str, value: float, labels: dict[str, str] | None = None) -> str:
 
 
 def render(counters: Counters, log: EventLog,
-           violations: list[tuple[str, str, int]] | None = None) -> str:
+           violations: list[tuple[str, str, int]] | None = None,
+           stats: RequestStats | None = None,
+           health: tuple[Health, list[Verdict], float, float] | None = None) -> str:
     """The metrics; ``violations``: (rule, severity, open) of the policy rules the worker keeps
-    checked (impact.violations.open_counts), None when there are none to say."""
+    checked (impact.violations.open_counts), None when there are none to say; ``stats``: the
+    API's latency and refusals; ``health``: the latest measure of lineage health with its SLO
+    verdicts, its age and how long it took (api.health_cache), None before the first."""
     out: list[str] = []
 
-    def metric(name: str, kind: str, help_: str, samples: list[tuple[float, dict[str, str] | None]]) -> None:
+    def metric(name: str, kind: str, help_: str,
+               samples: Sequence[tuple[float, dict[str, str] | None]]) -> None:
         out.append(f"# HELP {name} {help_}")
         out.append(f"# TYPE {name} {kind}")
         out.extend(_line(name, v, lbl) for v, lbl in samples)
@@ -65,20 +74,80 @@ def render(counters: Counters, log: EventLog,
            [(last - position, None)])
     metric("lineage_worker_lag_seconds", "gauge", "Age of the oldest event not yet in Neo4j.",
            [(lag_s, None)])
-    stats = log.stats()
+    worker = log.stats()
     metric("lineage_worker_batches_total", "counter", "Micro-batches the worker committed.",
-           [(stats.get("batches_total", 0), None)])
+           [(worker.get("batches_total", 0), None)])
     metric("lineage_worker_events_total", "counter", "Events the worker consumed.",
-           [(stats.get("events_total", 0), None)])
+           [(worker.get("events_total", 0), None)])
     metric("lineage_worker_batch_seconds_total", "counter", "Time spent loading batches.",
-           [(stats.get("batch_seconds_total", 0), None)])
+           [(worker.get("batch_seconds_total", 0), None)])
     metric("lineage_worker_last_batch_events", "gauge", "Size of the last batch.",
-           [(stats.get("last_batch_events", 0), None)])
+           [(worker.get("last_batch_events", 0), None)])
     metric("lineage_worker_last_batch_seconds", "gauge", "Duration of the last batch.",
-           [(stats.get("last_batch_seconds", 0), None)])
+           [(worker.get("last_batch_seconds", 0), None)])
     metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(log.dead_letter_count(), None)])
+    if stats is not None:
+        _requests(metric, out, stats)
+    if health is not None:
+        _health(metric, *health)
     if violations is not None:
         metric("lineage_policy_violations", "gauge",
                "Open violations of each policy rule that count (no waiver accepts them).",
                [(n, {"rule": rule, "severity": severity}) for rule, severity, n in violations])
     return "\n".join(out) + "\n"
+
+
+Metric = Callable[[str, str, str, Sequence[tuple[float, dict[str, str] | None]]], None]
+
+
+def _requests(metric: Metric, out: list[str], requests: RequestStats) -> None:
+    latency, denied = requests.snapshot()
+    metric("lineage_http_denied_total", "counter",
+           "Requests refused: 401 (no or unknown token) and 403 (a token without the scope).",
+           [(denied.get(code, 0), {"status": str(code)}) for code in (401, 403)])
+    name = "lineage_http_request_duration_seconds"
+    out.append(f"# HELP {name} Time to answer, per route (the question asked) and method.")
+    out.append(f"# TYPE {name} histogram")
+    for (method, route), h in sorted(latency.items()):
+        labels = {"method": method, "route": route}
+        running = 0
+        for bound, n in zip([*BUCKETS, float("inf")], h.counts, strict=True):
+            running += n
+            le = "+Inf" if bound == float("inf") else f"{bound:g}"
+            out.append(_line(f"{name}_bucket", running, {**labels, "le": le}))
+        out.append(_line(f"{name}_sum", h.total, labels))
+        out.append(_line(f"{name}_count", running, labels))
+
+
+def _health(metric: Metric, health: Health, verdicts: list[Verdict], age: float,
+            took: float) -> None:
+    """Lineage health (docs/health.md): each SLI per tier, and per tier and namespace."""
+    for scope, groups in (("tier", health.tiers), ("namespace", health.namespaces)):
+        samples = [(value, {"sli": sli, **_labels(g)}) for g in groups for sli in RATIOS
+                   if (value := g.ratio(sli).value) is not None]
+        metric(f"lineage_{scope}_sli_ratio", "gauge",
+               f"Lineage health per {scope}: the good share of each SLI (docs/health.md).",
+               samples)
+        metric(f"lineage_{scope}_datasets", "gauge", f"Datasets per {scope}.",
+               [(g.datasets, _labels(g)) for g in groups])
+        metric(f"lineage_{scope}_silent_jobs", "gauge",
+               f"Jobs past 1.5 times their cadence with no event, per {scope}.",
+               [(g.silent_jobs, _labels(g)) for g in groups])
+        metric(f"lineage_{scope}_unfinished_runs", "gauge",
+               f"Runs past their job's usual duration with no end, per {scope}.",
+               [(g.unfinished_runs, _labels(g)) for g in groups])
+    objectives = [(v.slo.objective, {"sli": v.slo.sli, "tier": v.slo.tier or ""})
+                  for v in verdicts if v.slo.objective is not None]
+    metric("lineage_slo_objective_ratio", "gauge",
+           "The objective of each ratio SLO of the SLO file (docs/health.md, \"SLOs\").",
+           [(o, lbl) for o, lbl in objectives])
+    metric("lineage_slo_met", "gauge", "1 when the SLO is met now, 0 when violated.",
+           [(int(v.met), {"sli": v.slo.sli, "tier": v.slo.tier or ""}) for v in verdicts])
+    metric("lineage_health_age_seconds", "gauge", "Age of the latest measure of lineage health.",
+           [(round(age, 3), None)])
+    metric("lineage_health_measure_seconds", "gauge", "Time the latest measure took.",
+           [(round(took, 3), None)])
+
+
+def _labels(g: Group) -> dict[str, str]:
+    return {"tier": g.tier} if g.namespace is None else {"tier": g.tier, "namespace": g.namespace}

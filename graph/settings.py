@@ -104,6 +104,15 @@ class Settings(BaseSettings):
     policy_webhook: str | None = None
     """A URL the worker POSTs a JSON document to when a violation of a policy rule appears or
     clears (docs/policies.md, "Kept checked"); retried with backoff, never holding up loading."""
+    tiers: Path | None = None
+    """The tiers file (docs/health.md, "Tiers"): namespace and name patterns of each tier, for
+    datasets that carry no ``tier:`` tag."""
+    slos: Path | None = None
+    """The SLO file (docs/health.md, "SLOs"): ``lineage slo check`` reads it by default, and the
+    API exports its objectives on ``/metrics`` for the alert rules."""
+    health_interval: float = Field(default=60.0, ge=1.0)
+    """Seconds between two measures of lineage health by the API (each a pass over the datasets
+    and jobs); ``/metrics`` serves the latest, never measuring in a scrape."""
     worker_batch: int = Field(default=WORKER_BATCH, ge=1)
     worker_batch_bytes: int = Field(default=WORKER_BATCH_BYTES, ge=1024)
     """The most events and bytes of event JSON the worker loads in one transaction. A backlog

@@ -22,8 +22,8 @@ __all__ = ["app", "main"]
 
 # each group registers its commands on `app`, under a panel of `lineage --help`: the panels
 # appear in the order of their first command (load, ask, find, run the services)
-for _group in ("load", "questions", "gdpr", "check", "policy", "discover", "events", "server",
-               "services"):
+for _group in ("load", "questions", "gdpr", "check", "policy", "health", "discover", "events",
+               "server", "services"):
     importlib.import_module(f"api.cli.{_group}")
 
 

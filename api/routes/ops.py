@@ -11,7 +11,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from api.deps import Services, services
 from api.metrics import render
 from graph.errors import LineageError
+from impact.health import Health
 from impact.policy_file import read_policies
+from impact.slo import Verdict
 from impact.violations import open_counts
 
 log = logging.getLogger(__name__)
@@ -41,8 +43,19 @@ def ready(request: Request) -> JSONResponse:
 @router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
 def metrics(request: Request) -> PlainTextResponse:
     found = services(request)
-    return PlainTextResponse(render(found.counters, found.log(), _violations(found)),
+    return PlainTextResponse(render(found.counters, found.log(), _violations(found),
+                                    found.requests, _health(found)),
                              media_type="text/plain; version=0.0.4")
+
+
+def _health(found: Services) -> tuple[Health, list[Verdict], float, float] | None:
+    """The latest measure of lineage health, never made by the scrape (the next one starts on a
+    thread of its own when it is due); None before the first one."""
+    try:
+        return found.health.latest()
+    except LineageError as e:
+        log.warning("/metrics without lineage health: %s", e)
+        return None
 
 
 def _violations(found: Services) -> list[tuple[str, str, int]] | None:

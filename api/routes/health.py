@@ -1,0 +1,31 @@
+"""Lineage health: the SLIs as JSON (``GET /api/v1/health/lineage``) and the status page
+(``GET /status``), both from the API's latest measure (api.health_cache)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from api.deps import READ, services
+from api.errors import RESPONSES
+from api.status_page import render
+
+router = APIRouter(tags=["health"], dependencies=[READ], responses=RESPONSES)
+
+
+@router.get("/api/v1/health/lineage",
+            summary="Lineage health: coverage, completeness, freshness, silent jobs, provenance, "
+                    "lag, per tier and namespace, with the worst offenders and the SLOs")
+def lineage_health(request: Request) -> Any:
+    health, verdicts, age, took = services(request).health.current()
+    return {**health.json(), "ageSeconds": round(age, 3), "measureSeconds": round(took, 3),
+            "slos": [v.json() for v in verdicts]}
+
+
+@router.get("/status", response_class=HTMLResponse,
+            summary="Status page: lineage health as plain HTML (no external assets)")
+def status(request: Request) -> HTMLResponse:
+    health, verdicts, age, _ = services(request).health.current()
+    return HTMLResponse(render(health, verdicts, age))
