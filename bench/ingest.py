@@ -213,6 +213,33 @@ def services_env(settings: Settings, tmp: Path, port: int) -> dict[str, str]:
                          "LINEAGE_WORKER_POLL": "0.05"}
 
 
+class _Scraper:
+    """GETs ``url`` every ``every`` seconds on a thread, as Prometheus would; ``stop`` says how
+    many scrapes there were and how many new measures of lineage health they saw."""
+
+    def __init__(self, url: str, every: float) -> None:
+        self.url, self.every = url, every
+        self.done = threading.Event()
+        self.scrapes, self.measures, self._last = 0, 0, ""
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(self.every):
+            with urllib.request.urlopen(self.url, timeout=30) as r:
+                text = r.read().decode()
+            self.scrapes += 1
+            took = re.search(r"^lineage_health_measure_seconds (\S+)$", text, re.M)
+            if took and took.group(1) != self._last:  # a new measure (its time differs)
+                self.measures += 1
+                self._last = took.group(1)
+
+    def stop(self) -> dict[str, int]:
+        self.done.set()
+        self.thread.join(timeout=60)
+        return {"scrapes": self.scrapes, "new_measures_seen": self.measures}
+
+
 def start_services(env: dict[str, str], tmp: Path, port: int,
                    commands: tuple[str, ...] = ("serve", "worker"),
                    cwd: Path | None = None) -> list[subprocess.Popen[bytes]]:
@@ -254,6 +281,9 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
         # left Neo4j busy and the next batches 2x slower).
         if a.warmup_seconds > 0:
             results["warmup"] = _warm_up(a, url, log)
+        # a Prometheus: /metrics scraped every --scrape seconds from here on, so that the API
+        # measures lineage health each LINEAGE_HEALTH_INTERVAL (docs/health.md)
+        scraper = _Scraper(f"http://127.0.0.1:{port}/metrics", a.scrape) if a.scrape else None
         # 1. throughput with concurrent clients
         first = evs[:a.events]
         bodies = payloads(first, a.clients, a.per_request)  # encoded before the clock starts
@@ -303,6 +333,8 @@ def _http(a: argparse.Namespace, env: dict[str, str], tmp: Path, port: int, neo4
             results["worker_alone"] = {"events": len(alone), "seconds": took,
                                        "per_s": len(alone) / took}
             print(json.dumps(results["worker_alone"]), file=sys.stderr)
+        if scraper is not None:
+            results["scrapes"] = scraper.stop()
     finally:
         for proc in procs:
             proc.terminate()
@@ -328,6 +360,10 @@ def main() -> None:
                         "long-running server (0: no warm-up)")
     p.add_argument("--keep-store", action="store_true",
                    help="wipe the bench graph instead of starting from an empty store")
+    p.add_argument("--scrape", type=float, default=0,
+                   help="GET /metrics every this many seconds while measuring, as Prometheus "
+                        "would (0: no scrapes): the API then measures lineage health every "
+                        "LINEAGE_HEALTH_INTERVAL seconds")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args()
 

@@ -19,7 +19,7 @@ from impact.answers import native_time
 from impact.freshness import TOLERANCE, assess
 from impact.tiers import UNTIERED, Tiers
 
-RUNS_READ = 20  # the latest runs of each job that cadence and durations are read from
+RUNS_READ = 10  # the latest runs of each job that cadence and durations are read from
 UNKNOWN_DURATION = timedelta(hours=24)
 """A run of a job with no completed run to learn a duration from is unfinished after this long."""
 OFFENDERS = 20  # the most of each kind of offender a report lists
@@ -154,7 +154,7 @@ def summarize(datasets: list[dict[str, Any]], jobs: list[dict[str, Any]], tiers:
         tier = tier_of[key]
         complete = d["hasSchema"] and d["hasOwner"] and (d["hasColumnLineage"] or not d["derived"])
         last, cadence, due, late = assess(
-            [t for t in map(native_time, d["successes"]) if t is not None], now)
+            [datetime.fromtimestamp(t / 1000, UTC) for t in d["successes"] if t is not None], now)
         for g in hit(tier, d["namespace"]):
             g.datasets += 1
             g.late_datasets += int(late)
@@ -199,7 +199,7 @@ def summarize(datasets: list[dict[str, Any]], jobs: list[dict[str, Any]], tiers:
                 "dueBy": _iso(found.due), "outputs": sorted(j["outputs"])})
         for run in found.unfinished:
             offenders["unfinishedRuns"].append({"job": found.job, "tier": found.tier, **run})
-        if j["outputs"] and not j["emitsColumnLineage"]:
+        if j["outputs"] and j["reads"] and not j["emitsColumnLineage"]:  # a loader need not
             offenders["noColumnLineage"].append({"job": found.job, "tier": found.tier,
                                                  "outputs": len(j["outputs"])})
     readers_of = {f"{d['namespace']}:{d['name']}": d["readers"] for d in datasets}
@@ -226,10 +226,10 @@ def _job(j: dict[str, Any], tier_of: dict[str, str], rank: dict[str, int], order
     """A job's tier (the most important of its outputs'), cadence, silence and unfinished runs."""
     tiers_out = [tier_of.get(o, UNTIERED) for o in j["outputs"]]
     tier = min(tiers_out, key=lambda t: rank.get(t, len(order)), default=UNTIERED)
-    runs = [{**r, "started": native_time(r["started"]), "ended": native_time(r["ended"]),
-             "completed": native_time(r["completed"])} for r in j["runs"]]
+    runs = [{**r, "started": _at(r["started"]), "ended": _at(r["ended"]),
+             "completed": _at(r["completed"])} for r in j["runs"]]
     cadence = assess([r["started"] for r in runs if r["started"] is not None], now)[1]
-    last = native_time(j["lastSeen"])
+    last = _at(j["lastSeen"])
     due = last + cadence * TOLERANCE if last is not None and cadence is not None else None
     silent = due is not None and now > due
     durations = [r["completed"] - r["started"] for r in runs
@@ -243,6 +243,11 @@ def _job(j: dict[str, Any], tier_of: dict[str, str], rank: dict[str, int], order
         and now > r["started"] + usual)
     return JobHealth(f"{j['namespace']}:{j['name']}", tier, last, cadence, silent, due,
                      unfinished)
+
+
+def _at(epoch_ms: int | None) -> datetime | None:
+    """A time the health queries return as epoch milliseconds."""
+    return None if epoch_ms is None else datetime.fromtimestamp(epoch_ms / 1000, UTC)
 
 
 def _iso(t: datetime | None) -> str | None:

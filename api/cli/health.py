@@ -94,7 +94,9 @@ def health_cmd(tiers: TiersOption = None, fmt: FormatOption = "text") -> None:
         out.print(f"\n[bold]{title}[/] ({total}{shown}):")
         for o in items:
             out.print(f"  {o.get('dataset') or o.get('job')}  [dim]{o['tier']}[/]"
-                      + (f"  due by {o['dueBy']}" if o.get("dueBy") else ""), highlight=False)
+                      + (f"  due by {o['dueBy']}" if o.get("dueBy") else "")
+                      + (f"  run {o['runId']} {o['state']} since {o['started']}"
+                         if o.get("runId") else ""), highlight=False)
 
 
 @slo_app.command("check")
