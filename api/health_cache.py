@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+BUSY_HOLD = 5
+"""While the worker is loading, a due measure waits up to this many intervals."""
+
 
 class HealthCache:
     def __init__(self, services: Services, interval: float, tiers: Path | None,
@@ -45,13 +48,29 @@ class HealthCache:
 
     def latest(self) -> tuple[Health, list[Verdict], float, float] | None:
         """The latest measure without waiting: (health, SLO verdicts, its age in seconds, the
-        seconds measuring took); starts the next one when it is due. None before the first."""
+        seconds measuring took); starts the next one when it is due. None before the first.
+
+        While the worker has events to load, a measure waits, up to BUSY_HOLD intervals: a
+        measure is a pass over the graph, and measuring during a burst slowed ingest
+        (docs/benchmarks.md, "Lineage health")."""
         found = self._latest
-        if found is None or time.monotonic() - found[0] > self.interval:
+        age = None if found is None else time.monotonic() - found[0]
+        if age is None or (age > self.interval and (age > BUSY_HOLD * self.interval
+                                                    or not self._busy())):
             self._start()
         if found is None:
             return None
         return found[1], found[2], time.monotonic() - found[0], found[3]
+
+    def _busy(self) -> bool:
+        """Whether the worker has events to load (its lag, from the event log)."""
+        from ingest.worker import CONSUMER
+
+        try:
+            events = self._services.log()
+            return events.last_seq() > events.position(CONSUMER)
+        except LineageError:
+            return False
 
     def current(self) -> tuple[Health, list[Verdict], float, float]:
         """A measure no older than the interval: the cached one, else one made now."""

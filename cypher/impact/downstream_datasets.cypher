@@ -19,6 +19,8 @@ USING INDEX SEEK src:Dataset(namespace, name)
 MATCH p = ANY SHORTEST (src)(()<-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN e.retired IS NULL ELSE coalesce(e.retiredAt > $asOf, true) END)]-()){1,50}(n)
 WHERE n <> src AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
 WITH n, p, last(relationships(p)) AS via
+// a soft-deleted node is walked through, never listed (docs/graph-model.md)
+WHERE n.deleted IS NULL
 RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [x IN nodes(p) | x.namespace + ':' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.coarse AS coarse,

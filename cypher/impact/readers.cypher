@@ -8,7 +8,7 @@
 UNWIND $datasets AS key
 MATCH (j:Job)-[r:READS]->(d:Dataset {namespace: key.namespace, name: key.name})
 USING INDEX SEEK d:Dataset(namespace, name)
-WHERE $includeRetired OR r.retired IS NULL
+WHERE ($includeRetired OR r.retired IS NULL) AND j.deleted IS NULL  // a soft-deleted job: never listed
 RETURN j.namespace AS namespace, j.name AS name,
        collect(d.namespace + ':' + d.name) AS reads, toString(max(r.lastSeen)) AS lastSeen,
        coalesce(j.owners, []) AS owners

@@ -32,6 +32,8 @@ CALL (dst) {
 WITH n, distance, path, prev ORDER BY distance
 WITH n, collect({path: path, prev: prev})[0] AS nearest, min(distance) AS distance
 WITH n, nearest.path AS path, nearest.prev AS prev, distance
+// a soft-deleted dataset is walked through, never a candidate (docs/graph-model.md)
+WHERE n.deleted IS NULL
 CALL (n) {
   OPTIONAL MATCH (j:Job)-[:WRITES]->(n)
   OPTIONAL CALL (j) {

@@ -33,6 +33,8 @@ CALL (n, prev) {
   RETURN collect(e) AS hop
 }
 WITH n, p, hop[0] AS via, hop
+// a column of a soft-deleted dataset is walked through, never listed (docs/graph-model.md)
+WITH * WHERE NOT EXISTS { MATCH (x:Dataset {namespace: n.namespace, name: n.dataset}) WHERE x.deleted IS NOT NULL }
 // an edge stamped with its job's current lineage was last seen when that lineage was (see
 // docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
 WITH n, p, via, hop, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})

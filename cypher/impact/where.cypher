@@ -39,6 +39,8 @@ CALL (src, level) {
 WITH n, level, p ORDER BY level DESC, size([r IN relationships(p) WHERE r.alias IS NULL])
 WITH n, collect({level: level, p: p})[0] AS best
 WITH n, best.level AS level, best.p AS p
+// a column of a soft-deleted dataset is walked through, never listed (docs/graph-model.md)
+WITH * WHERE NOT EXISTS { MATCH (x:Dataset {namespace: n.namespace, name: n.dataset}) WHERE x.deleted IS NOT NULL }
 // an edge stamped with its job's current lineage was last seen, in that lineage's latest run, when
 // that lineage was (see docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
 WITH n, level, p, [e IN relationships(p) | {e: e, job: COLLECT {

@@ -91,6 +91,13 @@ def test_delete_hides_and_purge_removes_its_events(cli: CliRunner, graph: Graph)
     assert r.exit_code == 0 and "hid dataset" in r.output, r.output
     listed = cli.invoke(app, ["ls", "datasets", "--format", "plain"])
     assert "ml.user_features" not in listed.stdout and "raw.users" in listed.stdout
+    # hidden from the questions' answers, and not found when asked for
+    reach = cli.invoke(app, ["impact", "dataset", WH, "raw.users", "--format", "plain"])
+    assert reach.exit_code == 0 and "staging.users_clean" in reach.stdout
+    assert "ml.user_features" not in reach.stdout
+    where = cli.invoke(app, ["where", WH, "raw.users", "email", "--format", "json"])
+    assert where.exit_code == 0 and "ml.user_features" not in where.stdout
+    assert cli.invoke(app, ["impact", "dataset", WH, "ml.user_features"]).exit_code == 1
     before = canonical_dump(graph)
     r = cli.invoke(app, ["delete", "job", "shop-nightly", "ml_user_features", "--purge", "--yes"])
     assert r.exit_code == 0, r.output
