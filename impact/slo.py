@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from graph.errors import LineageError
 from impact.health import RATIOS, Health
+from impact.tiers import read_yaml
 
 COUNTS = ("silent_jobs", "unfinished_runs")
 INGEST = ("lag_seconds", "error_rate")
@@ -62,12 +61,7 @@ class Verdict:
 
 
 def read_slos(path: Path) -> list[Slo]:
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SloError(f"{path}: cannot read the SLO file: {e.strerror}") from e
-    except yaml.YAMLError as e:
-        raise SloError(f"{path}: not YAML: {e}") from e
+    doc = read_yaml(path, "the SLO file", SloError)
     if not isinstance(doc, dict) or not isinstance(doc.get("slos"), list) or not doc["slos"]:
         raise SloError(f"{path}: expected a mapping with a non-empty list 'slos'")
     found = []

@@ -76,12 +76,7 @@ def read_tiers(path: Path | None) -> Tiers:
     """The tiers file at ``path``; no file: tiers come from tags only."""
     if path is None:
         return Tiers()
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise TiersError(f"{path}: cannot read the tiers file: {e.strerror}") from e
-    except yaml.YAMLError as e:
-        raise TiersError(f"{path}: not YAML: {e}") from e
+    doc = read_yaml(path, "the tiers file", TiersError)
     if not isinstance(doc, dict) or not isinstance(doc.get("tiers"), list):
         raise TiersError(f"{path}: expected a mapping with a list 'tiers' "
                          "(each {tier: NAME, match: [{namespace: GLOB, name: GLOB}, ...]})")
@@ -97,6 +92,17 @@ def read_tiers(path: Path | None) -> Tiers:
         rules.append((entry["tier"].strip(), tuple(_pattern(p, f"{where}.match[{j}]")
                                                     for j, p in enumerate(match))))
     return Tiers(tuple(rules), str(path))
+
+
+def read_yaml(path: Path, what: str, error: type[LineageError]) -> Any:
+    """The YAML document at ``path`` (lineage health's tiers and SLO files); ``error`` says
+    where and why it cannot be read."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(f"{path}: cannot read {what}: {e}") from e
+    except yaml.YAMLError as e:
+        raise error(f"{path}: not YAML: {e}") from e
 
 
 def _pattern(raw: Any, where: str) -> Pattern:
