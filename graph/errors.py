@@ -24,6 +24,8 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── PolicyError              (impact.policy_file) a policy file that cannot be used
     ├── DocumentError            (impact.change_doc) a change document is malformed
     ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits
+    ├── TiersError               (impact.tiers) a tiers file that cannot be used
+    ├── SloError                 (impact.slo) an SLO file that cannot be used
     └── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
         └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
 
