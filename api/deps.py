@@ -39,7 +39,8 @@ class Services:
         self.tokens: Tokens = parse_tokens(settings.api_tokens)
         self.counters = Counters()
         self.requests = RequestStats()
-        self.health = HealthCache(self, settings.health_interval, settings.tiers, settings.slos)
+        self.health = HealthCache(self.graph, self.log, settings.health_interval, settings.tiers,
+                                  settings.slos)
         self.bodies = BodyBudget(BODY_BUDGET_FACTOR * settings.max_body_bytes)
         self._graph, self._log = graph, events
         self._owned: list[Graph | EventLog] = []  # what this app opened: it closes them

@@ -13,15 +13,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
+from graph.db import Graph
 from graph.errors import LineageError
-from impact.health import Health, ingest_figures, measure
+from impact.health import Health, Ratio, measure
 from impact.slo import Slo, Verdict, judge, read_slos
 from impact.tiers import Tiers, read_tiers
-
-if TYPE_CHECKING:
-    from api.deps import Services
+from ingest.log import EventLog
+from ingest.worker import backlog
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +30,9 @@ BUSY_HOLD = 5
 
 
 class HealthCache:
-    def __init__(self, services: Services, interval: float, tiers: Path | None,
-                 slos: Path | None) -> None:
-        self._services = services
+    def __init__(self, graph: Callable[[], Graph], log: Callable[[], EventLog], interval: float,
+                 tiers: Path | None, slos: Path | None) -> None:
+        self._graph, self._log = graph, log
         self.interval = interval
         self._tiers_path, self._slos_path = tiers, slos
         self._lock = threading.Lock()  # guards _measuring
@@ -64,11 +64,8 @@ class HealthCache:
 
     def _busy(self) -> bool:
         """Whether the worker has events to load (its lag, from the event log)."""
-        from ingest.worker import CONSUMER
-
         try:
-            events = self._services.log()
-            return events.last_seq() > events.position(CONSUMER)
+            return backlog(self._log())[0] > 0
         except LineageError:
             return False
 
@@ -105,10 +102,17 @@ class HealthCache:
                 if found is not None and time.monotonic() - found[0] <= self.interval:
                     return  # made while this one waited its turn
                 started = time.monotonic()
-                health = measure(self._services.graph(), self.tiers(),
-                                 ingest_figures(self._services.log()))
+                health = measure(self._graph(), self.tiers(), ingest_figures(self._log()))
                 verdicts = judge(self.slos(), health)
                 self._latest = (time.monotonic(), health, verdicts, time.monotonic() - started)
         finally:
             with self._lock:
                 self._measuring = False
+
+
+def ingest_figures(log: EventLog) -> dict[str, Any]:
+    """The ingest SLIs the event log knows: lag (events and seconds) and the dead-letter rate."""
+    lag_events, lag_s = backlog(log)
+    dead, events = log.dead_letter_count(), log.last_seq()
+    return {"lagEvents": lag_events, "lagSeconds": round(lag_s, 3), "deadLetters": dead,
+            "events": events, "errorRate": Ratio(dead, events).json()}

@@ -4,7 +4,6 @@ the worker (another process) recorded in the log's database."""
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -12,7 +11,7 @@ from api.request_stats import BUCKETS, RequestStats
 from impact.health import RATIOS, Group, Health
 from impact.slo import Verdict
 from ingest.log import EventLog
-from ingest.worker import CONSUMER
+from ingest.worker import backlog
 
 
 class Counters:
@@ -62,16 +61,12 @@ def render(counters: Counters, log: EventLog,
            [(v, {"reason": k}) for k, v in sorted(rejected.items())] or [(0, {"reason": "none"})])
     metric("lineage_ingest_requests_total", "counter", "POST /api/v1/lineage requests by status.",
            [(v, {"status": str(k)}) for k, v in sorted(requests.items())] or [(0, {"status": "201"})])
-    last = log.last_seq()
-    position = log.position(CONSUMER)
-    metric("lineage_log_events", "gauge", "Events in the log (last sequence number).", [(last, None)])
+    metric("lineage_log_events", "gauge", "Events in the log (last sequence number).",
+           [(log.last_seq(), None)])
     metric("lineage_log_bytes", "gauge", "Size of the log's files on disk.", [(log.size_bytes(), None)])
-    lag_s = 0.0
-    if last > position:
-        received = log.received_at(position + 1)
-        lag_s = max(0.0, time.time() - received) if received else 0.0
+    lag_events, lag_s = backlog(log)
     metric("lineage_worker_lag_events", "gauge", "Events in the log not yet in Neo4j.",
-           [(last - position, None)])
+           [(lag_events, None)])
     metric("lineage_worker_lag_seconds", "gauge", "Age of the oldest event not yet in Neo4j.",
            [(lag_s, None)])
     worker = log.stats()

@@ -113,27 +113,13 @@ class Health:
 
 def measure(graph: Graph, tiers: Tiers, ingest: dict[str, Any] | None = None,
             now: datetime | None = None) -> Health:
-    """Every SLI of the graph now; ``ingest``: the event log's figures (:func:`ingest_figures`)."""
+    """Every SLI of the graph now; ``ingest``: the event log's figures
+    (``api.health_cache.ingest_figures``)."""
     health = summarize(graph.read("health/datasets"), graph.read("health/jobs", runs=RUNS_READ),
                        tiers, ingest or {}, now or datetime.now(UTC))
     health.failed_runs = [{**r, "failedAt": _iso(native_time(r["failedAt"]))}
                           for r in graph.read("health/failed_runs", limit=FAILED_RUNS)]
     return health
-
-
-def ingest_figures(log: Any) -> dict[str, Any]:
-    """The ingest SLIs the event log knows: lag (events and seconds) and the dead-letter rate."""
-    from ingest.worker import CONSUMER
-
-    last, position = log.last_seq(), log.position(CONSUMER)
-    lag_s = 0.0
-    if last > position:
-        received = log.received_at(position + 1)
-        lag_s = max(0.0, datetime.now(UTC).timestamp() - received) if received else 0.0
-    dead = log.dead_letter_count()
-    return {"lagEvents": last - position, "lagSeconds": round(lag_s, 3),
-            "deadLetters": dead, "events": last,
-            "errorRate": Ratio(dead, last).json()}
 
 
 def summarize(datasets: list[dict[str, Any]], jobs: list[dict[str, Any]], tiers: Tiers,

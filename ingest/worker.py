@@ -44,6 +44,16 @@ from ingest.read import RawItem, from_log
 log = logging.getLogger(__name__)
 
 CONSUMER = WORKER
+
+
+def backlog(log: EventLog) -> tuple[int, float]:
+    """The worker's lag: events in the log not yet loaded, and the age in seconds of the oldest
+    of them (0 when none waits)."""
+    last, position = log.last_seq(), log.position(CONSUMER)
+    if last <= position:
+        return 0, 0.0
+    received = log.received_at(position + 1)
+    return last - position, max(0.0, time.time() - received) if received else 0.0
 # How long a thread may hold the GIL while another waits for it (Python's default: 5 ms); see run().
 SWITCH_INTERVAL = 0.0005
 

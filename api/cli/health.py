@@ -29,7 +29,8 @@ FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
 
 
 def _measure(tiers_path: Path | None) -> Health:
-    from impact.health import ingest_figures, measure
+    from api.health_cache import ingest_figures
+    from impact.health import measure
     from impact.tiers import TiersError, read_tiers
     from ingest.log import open_log
 

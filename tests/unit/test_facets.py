@@ -9,7 +9,9 @@ def test_large_facet_is_replaced_by_a_summary() -> None:
     assert summary["_truncated"] is True and summary["_keys"] == ["other", "plan"]
 
 
-def test_structural_facets_are_not_kept_as_json_and_deleted_ones_map_to_none() -> None:
-    props = facet_props({"schema": {"fields": []}, "custom": {"a": 1},
+def test_every_facet_is_kept_as_sent_and_deleted_ones_map_to_none() -> None:
+    # the lifted ones too (schema): Marquez's answers serve every facet as the producer sent it
+    props = facet_props({"schema": {"fields": [], "_producer": "p"}, "custom": {"b": 2, "a": 1},
                          "gone": {"_deleted": True}}, 1000)
-    assert props == {"facet.custom": '{"a":1}', "facet.gone": None}
+    assert props == {"facet.schema": '{"fields":[],"_producer":"p"}',
+                     "facet.custom": '{"b":2,"a":1}', "facet.gone": None}
