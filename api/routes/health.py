@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from api.deps import READ, services
 from api.errors import RESPONSES
 from api.status_page import render
+from impact.health import Health
+from impact.slo import SloError, Verdict
+from impact.tiers import TiersError
 
 router = APIRouter(tags=["health"], dependencies=[READ], responses=RESPONSES)
 
@@ -19,7 +22,7 @@ router = APIRouter(tags=["health"], dependencies=[READ], responses=RESPONSES)
             summary="Lineage health: coverage, completeness, freshness, silent jobs, provenance, "
                     "lag, per tier and namespace, with the worst offenders and the SLOs")
 def lineage_health(request: Request) -> Any:
-    health, verdicts, age, took = services(request).health.current()
+    health, verdicts, age, took = _current(request)
     return {**health.json(), "ageSeconds": round(age, 3), "measureSeconds": round(took, 3),
             "slos": [v.json() for v in verdicts]}
 
@@ -27,5 +30,13 @@ def lineage_health(request: Request) -> Any:
 @router.get("/status", response_class=HTMLResponse,
             summary="Status page: lineage health as plain HTML (no external assets)")
 def status(request: Request) -> HTMLResponse:
-    health, verdicts, age, _ = services(request).health.current()
+    health, verdicts, age, _ = _current(request)
     return HTMLResponse(render(health, verdicts, age))
+
+
+def _current(request: Request) -> tuple[Health, list[Verdict], float, float]:
+    try:
+        return services(request).health.current()
+    except (TiersError, SloError) as e:  # the server's files, not the request: say which
+        raise HTTPException(503, f"lineage health cannot be measured: {e} (LINEAGE_TIERS, "
+                                 "LINEAGE_SLOS)") from e

@@ -216,3 +216,16 @@ def test_the_api_the_status_page_and_the_metrics(api: TestClient) -> None:
     assert ('lineage_http_request_duration_seconds_count{method="GET",'
             'route="/api/v1/impact/dataset"} 1') in metrics
     assert 'lineage_http_denied_total{status="401"} 0' in metrics
+
+
+def test_a_bad_tiers_file_is_a_503_that_names_it(shop: tuple[Graph, Tiers],
+                                                 tmp_path: Path) -> None:
+    graph, _ = shop
+    (tmp_path / "broken.yaml").write_text("tiers: [oops\n")
+    settings = Settings(tiers=tmp_path / "broken.yaml")
+    with TestClient(create_app(settings, graph, SQLiteLog(tmp_path / "events.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as c:
+        r = c.get("/api/v1/health/lineage")
+        assert r.status_code == 503 and "broken.yaml" in r.json()["detail"], r.text
+        assert c.get("/status").status_code == 503
+        assert c.get("/metrics").status_code == 200  # the other metrics are still served
