@@ -10,20 +10,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ingest.codec import canonical
+
 
 def capped_json(value: Any, max_bytes: int) -> str:
-    """JSON of a facet, replaced by a small summary when longer than ``max_bytes``."""
-    # in the producer's key order (sorting them cost a third of the time of keeping every facet:
-    # docs/benchmarks.md, "Facets kept whole"); a text of at most max_bytes / 4 characters is
-    # within max_bytes however it encodes
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if len(text) * 4 <= max_bytes:
-        return text
-    size = len(text.encode("utf-8"))
-    if size <= max_bytes:
-        return text
+    """Canonical JSON of a facet (sorted keys, compact: the same text whatever order the keys
+    arrived in), replaced by a small summary when longer than ``max_bytes``."""
+    encoded = canonical(value)
+    if len(encoded) <= max_bytes:
+        return encoded.decode("utf-8")
     keys = sorted(value) if isinstance(value, dict) else []
-    return json.dumps({"_truncated": True, "_bytes": size, "_keys": keys[:50]})
+    return json.dumps({"_truncated": True, "_bytes": len(encoded), "_keys": keys[:50]})
 
 
 def facet_props(facets: dict[str, Any] | None, max_bytes: int) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 // Param $namespace: job namespace
 // Param $name: job name
 // Returns: namespace, dataset, name of each column
-// :param namespace => 'food_delivery'
-// :param name => 'etl_orders_7_days'
+// :param namespace => 'shop-nightly'
+// :param name => 'clean_users'
 MATCH (j:Job {namespace: $namespace, name: $name})-[w:WRITES]->(d:Dataset)
 WHERE w.retired IS NULL
 MATCH (d)-[:HAS_COLUMN]->(c:Column)

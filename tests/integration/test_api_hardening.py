@@ -126,12 +126,13 @@ def test_generated_change_documents_never_get_a_5xx(api: TestClient) -> None:
 
 def test_a_node_id_with_many_colons_is_refused(api: TestClient) -> None:
     for path in ("/api/v1/column-lineage", "/api/v1/lineage"):
+        # Marquez's paths: 400, each error a sentence naming the parameter
         r = api.get(path, params={"nodeId": "datasetField:" + ":" * 1200})
-        assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "nodeId"], r.text
+        assert r.status_code == 400 and r.json()["errors"][0].startswith("query nodeId"), r.text
         r = api.get(path, params={"nodeId": "datasetField:" + "a:" * 40})
-        assert r.status_code == 422 and "':'" in r.text
+        assert r.status_code == 400 and "':'" in r.text
         r = api.get(path, params={"nodeId": "dataset:" + "a" * 3000})
-        assert r.status_code == 422
+        assert r.status_code == 400
     # real ids with ':' in the namespace still resolve
     r = api.get("/api/v1/column-lineage", params={"nodeId": f"datasetField:{NS}:raw.users:email",
                                                   "withDownstream": "true"})

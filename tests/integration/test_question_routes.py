@@ -53,7 +53,7 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ("/api/v1/column-lineage", {"nodeId": f"datasetField:{NS}:staging.users_clean:email_hash"}),
     # errors the routes' own functions raise, answered by the app's handlers
     ("/api/v1/impact/dataset", {"namespace": NS, "name": "raw.user"}),  # 404 with didYouMean
-    ("/api/v1/lineage", {"nodeId": "table:x:y"}),  # 422 from the function, not the validation
+    ("/api/v1/lineage", {"nodeId": "table:x:y"}),  # 400 (Marquez's path) from the function
     ("/api/v1/where", {"tag": "PII", "namespace": NS}),  # BadParam
     ("/api/v1/impact/dataset", {"namespace": NS, "name": "raw.users", "unknown": "ignored"}),
 ]
@@ -112,13 +112,14 @@ def test_each_question_answers(api: TestClient) -> None:
         r = api.get(path, params=params)
         assert r.headers["content-type"].startswith(("application/json", "text/csv")), (path, params)
         statuses.append(r.status_code)
-    assert statuses == [200] * 15 + [404, 422, 422, 200], statuses
+    assert statuses == [200] * 15 + [404, 400, 422, 200], statuses
 
 
 def test_lenient_values_are_read_and_malformed_ones_refused(api: TestClient) -> None:
     for path, params in LENIENT_OR_REFUSED:
         status = api.get(path, params=params).status_code
-        assert status in (200, 422), (path, params, status)
+        # refused: 422 on our paths, 400 on Marquez's (its shape)
+        assert status in (200, 400 if "lineage" in path else 422), (path, params, status)
     # depth=+3 and " 3": FastAPI's parsing accepts them
     assert api.get("/api/v1/impact/dataset", params={"namespace": NS, "name": "raw.users",
                                                      "depth": "+3"}).json()["depth"] == 3

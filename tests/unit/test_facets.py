@@ -13,5 +13,5 @@ def test_every_facet_is_kept_as_sent_and_deleted_ones_map_to_none() -> None:
     # the lifted ones too (schema): Marquez's answers serve every facet as the producer sent it
     props = facet_props({"schema": {"fields": [], "_producer": "p"}, "custom": {"b": 2, "a": 1},
                          "gone": {"_deleted": True}}, 1000)
-    assert props == {"facet.schema": '{"fields":[],"_producer":"p"}',
-                     "facet.custom": '{"b":2,"a":1}', "facet.gone": None}
+    assert props == {"facet.schema": '{"_producer":"p","fields":[]}',  # keys sorted: canonical
+                     "facet.custom": '{"a":1,"b":2}', "facet.gone": None}
