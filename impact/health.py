@@ -59,9 +59,10 @@ class Group:
     unfinished_runs: int = 0
     late_datasets: int = 0
 
-    def count(self, sli: str, good: bool) -> None:
-        self.counts[sli][0] += int(good)
-        self.counts[sli][1] += 1
+    def count(self, sli: str, good: int, valid: int = 1) -> None:
+        """Add ``valid`` cases to an SLI, ``good`` of them good."""
+        self.counts[sli][0] += good
+        self.counts[sli][1] += valid
 
     def ratio(self, sli: str) -> Ratio:
         return Ratio(*self.counts[sli])
@@ -144,14 +145,14 @@ def summarize(datasets: list[dict[str, Any]], jobs: list[dict[str, Any]], tiers:
         for g in hit(tier, d["namespace"]):
             g.datasets += 1
             g.late_datasets += int(late)
-            g.count("coverage", bool(d["written"]))
-            g.count("completeness", complete)
+            g.count("coverage", int(d["written"]))
+            g.count("completeness", int(complete))
             _part(g, "schema", d["hasSchema"])
             _part(g, "owner", d["hasOwner"])
             if d["derived"]:
                 _part(g, "column_lineage", d["hasColumnLineage"])
-            for _ in d["readers"]:  # each read of it: its origin known or not
-                g.count("provenance", key in written)
+            reads = len(d["readers"])  # each read of it: its origin known or not
+            g.count("provenance", reads if key in written else 0, reads)
         ident = {"dataset": key, "tier": tier}
         if not d["written"]:
             offenders["withoutProducer"].append({**ident, "readers": len(d["readers"])})
@@ -170,14 +171,11 @@ def summarize(datasets: list[dict[str, Any]], jobs: list[dict[str, Any]], tiers:
         for g in hit(found.tier, namespace):
             g.jobs += 1
             if found.cadence is not None:
-                g.count("freshness", not found.silent)
+                g.count("freshness", int(not found.silent))
             g.silent_jobs += int(found.silent)
             g.unfinished_runs += len(found.unfinished)
             ended = sum(1 for r in j["runs"] if r["ended"] is not None)
-            for _ in range(ended):
-                g.count("run_completeness", True)
-            for _ in found.unfinished:
-                g.count("run_completeness", False)
+            g.count("run_completeness", ended, ended + len(found.unfinished))
         if found.silent:
             offenders["silentJobs"].append({
                 "job": found.job, "tier": found.tier, "lastSeen": _iso(found.last_seen),
