@@ -37,8 +37,10 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "dbt": ("dbt-core>=1.10,<1.12", "dbt-duckdb>=1.10,<1.12", "openlineage-dbt>=1.54,<2"),
     "airflow": ("apache-airflow>=3.1,<3.4", "apache-airflow-providers-openlineage>=2.7,<3",
                 "duckdb>=1.1"),
+    # the tracking server and what examples/ml_shop trains with (api/mlflow_server.py)
+    "mlflow": ("mlflow>=3.1,<4", "scikit-learn>=1.4", "pandas>=2", "pyarrow>=15"),
 }
-EXECUTABLE = {"dbt": "dbt-ol", "airflow": "airflow"}
+EXECUTABLE = {"dbt": "dbt-ol", "airflow": "airflow", "mlflow": "mlflow"}
 AIRFLOW_DAGS = ROOT / "examples" / "airflow_shop" / "dags"
 DAG_ID = "shop_pipeline"
 

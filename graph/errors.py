@@ -18,6 +18,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── NotFound                 a dataset, column, job or run asked about does not exist
     ├── NotJson                  (ingest.limits) a payload is not JSON, or holds NaN / Infinity
     ├── LogError                 (ingest.event_log) the event log cannot be read or written
+    ├── MlflowError              (ingest.mlflow_records) an MLflow tracking server cannot be read
     ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
     ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events
     ├── CheckInputError          (impact.check) a change to check names what the graph lacks
@@ -26,6 +27,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits
     ├── TiersError               (impact.tiers) a tiers file that cannot be used
     ├── SloError                 (impact.slo) an SLO file that cannot be used
+    ├── AmbiguousModel           (impact.provenance) a model name several models carry
     └── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
         └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
 

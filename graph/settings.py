@@ -113,6 +113,13 @@ class Settings(BaseSettings):
     health_interval: float = Field(default=60.0, ge=1.0)
     """Seconds between two measures of lineage health by the API (each a pass over the datasets
     and jobs); ``/metrics`` serves the latest, never measuring in a scrape."""
+    mlflow_uri: str | None = None
+    """An MLflow tracking server (``http://HOST:PORT``) that ``lineage up`` keeps in sync: its runs,
+    logged datasets and model versions become lineage (docs/producers.md, "MLflow")."""
+    mlflow_interval: float = Field(default=30.0, ge=1.0)
+    """Seconds between two syncs of ``LINEAGE_MLFLOW_URI`` while ``lineage up`` runs."""
+    mlflow_port: int = 5055
+    """The port of the local tracking server ``lineage mlflow start`` and the ML demo start."""
     worker_batch: int = Field(default=WORKER_BATCH, ge=1)
     worker_batch_bytes: int = Field(default=WORKER_BATCH_BYTES, ge=1024)
     """The most events and bytes of event JSON the worker loads in one transaction. A backlog

@@ -34,6 +34,32 @@ class Impacted:
 
 
 @dataclass(frozen=True)
+class ModelVersion:
+    """One version of a model that data reached, and how."""
+
+    namespace: str
+    name: str  # the model dataset's name, e.g. models/churn
+    version: str
+    run_id: str
+    job: str
+    state: str | None
+    trained_at: datetime | None
+    via: str  # what of the question it was trained on: 'ns:dataset.column' or 'ns:dataset'
+    basis: str  # "columns" (its column lineage names via) or "dataset" (which columns: not stated)
+    saw: str | None = None  # GDPR reach: the form of the data it was trained on (raw, masked ...)
+
+    @property
+    def label(self) -> str:
+        """How answers name it: ``churn v3``."""
+        return f"{short_name(self.name)} v{self.version}"
+
+
+def short_name(name: str) -> str:
+    """A model's name as people say it: MLflow's registered ``models/churn`` is ``churn``."""
+    return name.removeprefix("models/")
+
+
+@dataclass(frozen=True)
 class Walk:
     """What a walk from a source reached, downstream (the blast radius) or upstream: every node
     with its distance, path and why, and counts by kind, namespace and owner."""
@@ -44,6 +70,7 @@ class Walk:
     summary: dict[str, dict[str, int]] = field(default_factory=dict)
     direction: str = "downstream"
     aliases: tuple[str, ...] = ()  # the source's other names (symlinks), answered for too
+    models: tuple[ModelVersion, ...] = ()  # model versions trained on what was reached (downstream)
 
 
 def require_dataset(graph: Graph, namespace: str, name: str) -> None:

@@ -27,6 +27,7 @@ from impact.answers import (
     summarise,
 )
 from impact.flow import criticality, flow_graph
+from impact.models import trained_on_columns, trained_on_datasets
 
 
 def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
@@ -53,8 +54,9 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     kept, aliases = fold_aliases(found, alias, f"{namespace}:{name}")
     kept, aliases = merge_names(kept, f"{namespace}:{name}", aliases, rows)
     impacted = tuple(kept + jobs)
+    models = trained_on_datasets(graph, [(d["namespace"], d["name"]) for d in reached])
     return Walk(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted),
-                       aliases=aliases)
+                aliases=aliases, models=models)
 
 
 def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
@@ -97,7 +99,9 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
                 if not (i.kind == "job" and f"{i.namespace}:{i.name}" in (me, via)):
                     keep(replace(i, distance=i.distance + len(start), path=(*start, *i.path)))
     impacted = tuple(sorted(best.values(), key=lambda i: (i.kind != "dataset", i.distance, i.name)))
-    return Walk(f"job {me}", depth, impacted, summarise(impacted))
+    models = trained_on_datasets(graph, [(i.namespace, i.name) for i in impacted
+                                         if i.kind == "dataset"])
+    return Walk(f"job {me}", depth, impacted, summarise(impacted), models=models)
 
 
 def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
@@ -113,8 +117,10 @@ def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
                                  f"{dataset}.{column}")
     kept, aliases = merge_names(kept, f"{namespace}:{dataset}.{column}", aliases, rows)
     impacted = tuple(kept)
+    reached = [(namespace, dataset, column)] + [(r["namespace"], r["dataset"], r["column"])
+                                                for r in sorted(rows, key=lambda r: r["distance"])]
     return Walk(f"column {namespace}:{dataset}.{column}", depth, impacted,
-                       summarise(impacted), aliases=aliases)
+                summarise(impacted), aliases=aliases, models=trained_on_columns(graph, reached))
 
 
 def _reader(r: dict[str, Any], reached: dict[str, Impacted], source: str) -> Impacted:

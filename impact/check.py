@@ -26,8 +26,8 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import NotFound
-from impact.answers import native_time, require_column, require_dataset
-from impact.blast_radius import dataset_blast_radius
+from impact.answers import ModelVersion, native_time, require_column, require_dataset
+from impact.blast_radius import column_blast_radius, dataset_blast_radius
 from impact.changes import Change, CheckInputError
 
 SEVERITY = {"SAFE": 0, "RISKY": 1, "BREAKING": 2}
@@ -55,6 +55,7 @@ class Report:
     findings: tuple[Finding, ...]
     stale_excluded: bool
     counts: dict[str, int] = field(default_factory=dict)
+    models: tuple[ModelVersion, ...] = ()  # every model version trained on what a change reaches
 
     def fails(self, fail_on: str) -> bool:
         if fail_on == "never":
@@ -103,16 +104,60 @@ def check(graph: Graph, changes: list[Change], *, depth: int = 20, as_of: dateti
     cutoff = (as_of or now or datetime.now(UTC)) - timedelta(days=stale_days)
     view = _View(as_of, include_retired)
     findings: list[Finding] = []
+    models: dict[tuple[str, str, str], ModelVersion] = {}
     for change in changes:
         try:
-            findings += _classify(graph, change, depth, view, cutoff)
+            found = _classify(graph, change, depth, view, cutoff)
+            versions = _models(graph, change, depth, view)
         except NotFound as e:
             raise CheckInputError(f"unknown {e.kind} {e.key}: it is not in the graph") from e
+        findings += found + _model_findings(change, versions, found, cutoff)
+        models |= {(v.namespace, v.name, v.version): v for v in versions}
     findings.sort(key=lambda f: (-SEVERITY[f.severity], f.change, len(f.path), f.consumer))
     counted = [f for f in findings if not (exclude_stale and f.stale)]
     verdict = max((f.severity for f in counted), key=SEVERITY.__getitem__, default="SAFE")
     counts = {s: sum(1 for f in counted if f.severity == s) for s in SEVERITY}
-    return Report(verdict, tuple(c.describe() for c in changes), tuple(findings), exclude_stale, counts)
+    return Report(verdict, tuple(c.describe() for c in changes), tuple(findings), exclude_stale, counts,
+                  tuple(models.values()))
+
+
+def _models(graph: Graph, change: Change, depth: int, view: _View) -> tuple[ModelVersion, ...]:
+    """The model versions trained on what ``change`` reaches (none for an added column)."""
+    if change.op in ("drop_dataset", "rename_dataset"):
+        return dataset_blast_radius(graph, change.namespace, change.dataset, depth, view.as_of,
+                                    view.include_retired).models
+    if change.op in ("drop_column", "rename_column", "retype_column"):
+        return column_blast_radius(graph, change.namespace, change.dataset, str(change.column),
+                                   depth, view.as_of, view.include_retired).models
+    return ()
+
+
+def _model_findings(change: Change, versions: tuple[ModelVersion, ...], found: list[Finding],
+                    cutoff: datetime) -> list[Finding]:
+    """A finding for the latest version of each model trained on what the change reaches: its
+    next training reads it. BREAKING when its column lineage names the changed column or a
+    consumer the change breaks; RISKY when it reaches the model another way, or which columns
+    trained it is not stated."""
+    if not versions or all(f.severity == "SAFE" for f in found):
+        return []
+    what = change.describe()
+    breaking = {f.consumer for f in found if f.severity == "BREAKING"}
+    changed = f"{change.namespace}:{change.dataset}" + (f".{change.column}" if change.column else "")
+    latest: dict[tuple[str, str], ModelVersion] = {}
+    for v in versions:  # oldest first within a model
+        latest[(v.namespace, v.name)] = v
+    out = []
+    for v in latest.values():
+        direct = v.basis == "columns" and (v.via == changed or v.via in breaking)
+        if change.op in ("drop_dataset", "rename_dataset"):
+            direct = True
+        out.append(Finding("BREAKING" if direct else "RISKY", what, "model", v.label,
+                           (changed, v.via, f"{v.namespace}:{v.name}"),
+                           "trained on" if v.basis == "columns" else "trained on its dataset",
+                           v.job, (), v.trained_at, _stale(v.trained_at, cutoff),
+                           f"its next training reads {v.via}" if v.basis == "columns" else
+                           f"trained on {v.via}; which columns is not stated"))
+    return out
 
 
 def _stale(last: datetime | None, cutoff: datetime) -> bool:

@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from graph.db import Graph
-from impact.answers import clamp_depth, native_time, require_column, retired_note
+from impact.answers import ModelVersion, clamp_depth, native_time, require_column, retired_note
+from impact.models import trained_on_columns, with_forms
 
 LABELS = ("raw", "unknown", "transformed", "masked", "aggregated", "influence")
 """Most exposing first; the Cypher query's levels 5..0."""
@@ -71,6 +72,10 @@ class WhereReport:
     source: str
     depth: int
     reaches: tuple[Reach, ...]
+    models: tuple[ModelVersion, ...] = ()
+    """The model versions trained on the data, each with the form it saw (``saw``): the label of
+    the column it was trained on (raw for the column itself), unknown when its training columns
+    are not stated."""
 
     def counts(self) -> dict[str, int]:
         return {label: sum(1 for r in self.reaches if r.label == label) for label in LABELS}
@@ -86,8 +91,12 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
     if not rows:  # an answer proves the column exists: a round trip fewer for most questions
         require_column(graph, namespace, dataset, column)
     # a column reached by a symlink hop last is another name of one listed already
-    return WhereReport(f"{namespace}:{dataset}.{column}", depth, tuple(
-        _reach(r) for r in rows if not (r["steps"] and r["steps"][-1]["alias"])))
+    reaches = tuple(_reach(r) for r in rows if not (r["steps"] and r["steps"][-1]["alias"]))
+    columns = [(namespace, dataset, column)] + [(r.namespace, r.dataset, r.column) for r in reaches]
+    forms = {f"{namespace}:{dataset}.{column}": "raw"} | {
+        f"{r.namespace}:{r.dataset}.{r.column}": r.label for r in reaches}
+    models = with_forms(trained_on_columns(graph, columns), forms)
+    return WhereReport(f"{namespace}:{dataset}.{column}", depth, reaches, models)
 
 
 def _reach(r: dict[str, Any]) -> Reach:

@@ -64,6 +64,10 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
                 target = rows.reads if side == "inputs" else rows.writes
                 target.append({**io, "runId": event.run_id, "version": version,
                                **_io_stats(ds, side)})
+                if side == "outputs":
+                    trained = trained_on(ds)
+                    if trained is not None:
+                        target[-1]["trainedOn"] = trained
             if job_ref is not None:
                 target = rows.job_reads if side == "inputs" else rows.job_writes
                 target.append({**io, "jobNamespace": job_ref[0], "jobName": job_ref[1]})
@@ -210,6 +214,9 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
              ("rowCount", "bytes"))
     for holder in (facets, ds.get("inputFacets")):
         lift(holder, "dataQualityMetrics", props, _column_metrics, ("columnMetrics", "metricsRowCount"))
+    lift(facets, "datasetType", props, lambda f: {
+        "datasetType": str(f.get("datasetType") or "").upper() or None,
+        "datasetSubType": f.get("subType")}, ("datasetType", "datasetSubType"))
     version = (live(facets, "version") or {}).get("datasetVersion")
     if version is not None:
         props["version"] = str(version)
@@ -239,6 +246,25 @@ def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,
         rows.renames.append({"namespace": ns, "name": name, "oldNamespace": previous["namespace"],
                              "oldName": previous["name"], "time": t})
     return None if version is None else str(version)
+
+
+def trained_on(ds: dict[str, Any]) -> list[str] | None:
+    """What a written model version was trained on (docs/graph-model.md, "Models"): the input
+    columns its column lineage names, as ``namespace:dataset.column``, sorted; None when the output
+    is not a model or states no column lineage (its training columns are unknown)."""
+    facets = ds.get("facets")
+    kind = (live(facets, "datasetType") or {}).get("datasetType")
+    if not isinstance(kind, str) or kind.upper() != "MODEL":
+        return None
+    lineage = live(facets, "columnLineage")
+    if lineage is None:
+        return None
+    found = {f"{i['namespace']}:{i['name']}.{i['field']}"
+             for spec in (lineage.get("fields") or {}).values() if isinstance(spec, dict)
+             for i in spec.get("inputFields") or []
+             if isinstance(i, dict) and all(isinstance(i.get(k), str) for k in ("namespace", "name",
+                                                                                 "field"))}
+    return sorted(found)
 
 
 def _io_stats(ds: dict[str, Any], side: str) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 ``server`` (the local Neo4j, the schema), ``load`` (``ingest``, ``alias``), ``discover`` (``ls``,
 ``search``), ``events`` (``replay``, ``dead-letters``, ``export``), ``questions`` (``impact``,
-``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``check``, ``policy``, ``services`` (``serve``,
-``worker``, ``up``, ``down``, ``status``, ``demo``, ``spark-conf``); shared options and the graph
-connections in ``common``, tables in ``render``.
+``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``models`` (``mlflow``,
+``provenance``), ``check``, ``policy``, ``services`` (``serve``, ``worker``, ``up``, ``down``,
+``status``, ``demo``, ``spark-conf``); shared options and the graph connections in ``common``,
+tables in ``render``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ __all__ = ["app", "main"]
 
 # each group registers its commands on `app`, under a panel of `lineage --help`: the panels
 # appear in the order of their first command (load, ask, find, run the services)
-for _group in ("load", "questions", "gdpr", "check", "policy", "health", "discover", "events",
-               "server", "services"):
+for _group in ("load", "questions", "gdpr", "check", "policy", "health", "models", "discover",
+               "events", "server", "services"):
     importlib.import_module(f"api.cli.{_group}")
 
 

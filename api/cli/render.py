@@ -166,6 +166,22 @@ def walk_table(answer: Any) -> None:
               if answer.impacted else f"nothing {answer.direction} of it")
     if any(i.beyond for i in answer.impacted):
         out.print("beyond: how many impacted datasets lie downstream of that one", style="dim")
+    show_models(getattr(answer, "models", ()))
+
+
+def show_models(versions: Any) -> None:
+    """The model versions trained on what an answer reached (impact.models), one line per model
+    version: ``churn v2 (raw) trained on ns:dataset.column by run R``."""
+    if not versions:
+        return
+    from impact.models import summary
+
+    out.print(f"models: {summary(versions)}", highlight=False)
+    for v in versions:
+        how = (f"trained on {v.via}" if v.basis == "columns"
+               else f"trained on {v.via} (which columns: not stated)")
+        out.print(f"  {v.label}: {how}, run {v.run_id} of {v.job}, {v.state or '-'}, "
+                  f"{stamp(v.trained_at)}", highlight=False, style="dim")
 
 
 def show_root_cause(answer: Any) -> None:
@@ -206,6 +222,7 @@ def show_where(report: Any) -> None:
     fit(table, ("last flowed", "distance", "via jobs"))
     counts = report.counts()
     out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
+    show_models(report.models)
 
 
 def show_dataset(key: str, row: dict[str, Any], verdict: str,

@@ -1,5 +1,5 @@
 // Answers: records that a run WROTE a dataset (its outputs), with the dataset version when given.
-// Param $rows: one map per run and dataset {runId, namespace, name, version, rowCount, bytes, firstSeen, lastSeen}
+// Param $rows: one map per run and dataset {runId, namespace, name, version, rowCount, bytes, firstSeen, lastSeen}, and for a model the input columns it was trained on: trainedOn ['namespace:dataset.column', ...]
 // Returns: nothing
 // :param rows => [{runId: '0190b4e4-0000-7000-8000-000000000001', namespace: 'example', name: 'public.orders', version: null, rowCount: 10, bytes: null, firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z')}]
 // the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
@@ -12,6 +12,7 @@ MERGE (d:Dataset {namespace: row.namespace, name: row.name})
 MERGE (r)-[x:WROTE]->(d)
 SET x.version = coalesce(row.version, x.version),
     x.rowCount = coalesce(row.rowCount, x.rowCount),
+    x.trainedOn = coalesce(row.trainedOn, x.trainedOn),
     x.bytes = coalesce(row.bytes, x.bytes),
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END

@@ -23,6 +23,8 @@ CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
 CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);
 CREATE INDEX job_handoff IF NOT EXISTS FOR (j:Job) ON (j.handoff);
 CREATE INDEX job_ref_run IF NOT EXISTS FOR (j:Job) ON (j.refRunId);
+// models (datasetType MODEL): `lineage provenance model NAME` and the listing of models
+CREATE INDEX dataset_type IF NOT EXISTS FOR (d:Dataset) ON (d.datasetType);
 // "Did you mean": names like an unknown one, by Lucene's fuzzy terms (cypher/lookup/similar_names.cypher)
 // the whole name as one term ('keyword'), for names a few edits away ('raw.userz', 't_00412'), and
 // its words ('simple': runs of letters, so 'raw.users' is 'raw' and 'users'), for words misspelt
