@@ -19,7 +19,7 @@ from graph.private import PRIVATE_UMASK, private_dir, private_file
 from graph.probes import process_alive
 from graph.settings import Settings
 
-SERVICES = ("api", "worker")
+SERVICES = ("api", "worker", "mlflow-sync")  # mlflow-sync only with LINEAGE_MLFLOW_URI
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,9 @@ def start(settings: Settings, name: str) -> Proc:
     log = _log_file(settings, name)
     private_dir(log.parent)
     private_dir(_pid_file(settings, name).parent)
-    args = [sys.executable, "-m", "api.cli", "serve" if name == "api" else "worker"]
+    command = {"api": ["serve"], "worker": ["worker"],
+               "mlflow-sync": ["mlflow", "sync", "--watch", str(settings.mlflow_interval)]}[name]
+    args = [sys.executable, "-m", "api.cli", *command]
     with private_file(log).open("ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=os.environ.copy(), umask=PRIVATE_UMASK)

@@ -155,7 +155,7 @@ def _model_findings(change: Change, versions: tuple[ModelVersion, ...], found: l
                            (changed, v.via, f"{v.namespace}:{v.name}"),
                            "trained on" if v.basis == "columns" else "trained on its dataset",
                            v.job, (), v.trained_at, _stale(v.trained_at, cutoff),
-                           f"its next training reads {v.via}" if v.basis == "columns" else
+                           f"trained on {v.via}" if v.basis == "columns" else
                            f"trained on {v.via}; which columns is not stated"))
     return out
 

@@ -57,7 +57,7 @@ class Provenance:
     name: str
     version: str
     run: dict[str, Any]  # runId, job, state, start, trainedAt, params, metrics, mlflow
-    model: dict[str, Any]  # the model's registry facts (mlflowModel facet), when any
+    model: dict[str, Any]  # MLflow's facts of the version when trained, and its registry entry now
     versions: tuple[dict[str, Any], ...]  # every version: version, runId, state, trainedAt
     sources: tuple[Source, ...]
     fields: tuple[FieldTrail, ...]
@@ -159,14 +159,19 @@ def provenance(graph: Graph, name: str, version: str | None = None, namespace: s
             trails.append(FieldTrail(column, steps, tagged))
     versions = tuple({"version": str(r["version"]), "runId": r["runId"], "state": r["state"],
                       "trainedAt": native_time(r["trainedAt"])} for r in rows)
-    return Provenance(row["namespace"], row["name"], str(row["version"]), run,
-                      _facts(_json(row["model"])), versions, tuple(sources), tuple(trails),
-                      tuple((a, b, j) for (a, b), j in edges.items()))
+    model = _facts(_json(row["model"]))
+    if row["registry"]:  # the registry as last synced: the version's stage now, or gone from it
+        listed = {str(v.get("version")): v for v in _json(row["registry"]).get("versions") or []}
+        model["registry"] = listed.get(str(row["version"])) or "not in the registry (deleted)"
+    return Provenance(row["namespace"], row["name"], str(row["version"]), run, model, versions,
+                      tuple(sources), tuple(trails), tuple((a, b, j) for (a, b), j in edges.items()))
 
 
 def _model_fields(graph: Graph, row: dict[str, Any]) -> list[str]:
-    """The model's fields: the columns of its latest written schema (its signature)."""
+    """The model's fields: those of its latest signature, then those of earlier versions' (their
+    lineage as of the version's training tells which are the version's)."""
     found = graph.read("lookup/dataset", namespace=row["namespace"], name=row["name"])
-    columns = [c["name"] for c in (found[0]["columns"] if found else [])]
-    return columns
+    if not found:
+        return []
+    return [c["name"] for c in found[0]["columns"]] + [c["name"] for c in found[0]["dropped"]]
 

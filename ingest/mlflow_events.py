@@ -202,7 +202,40 @@ class Translator:
             events.append(event(ENDED[status], int(info["end_time"]), True))
         elif outputs or status == "RUNNING":
             events.append(event("RUNNING", self._last_logged(run), True))
+        if info.get("lifecycle_stage") == "deleted":
+            # MLflow keeps no deletion time: one millisecond after the run's last event, so that
+            # this facet is the newest (the run's state and lineage stay as they were)
+            last = max(int(info.get("end_time") or 0), self._last_logged(run)) + 1
+            events.append({"eventType": "OTHER", "eventTime": _time(last), "producer": PRODUCER,
+                           "schemaURL": _SPEC, "run": run_part, "job": job,
+                           "inputs": [], "outputs": []})
         return events
+
+    def registry_events(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Per registered model, a DatasetEvent with the registry as it stands (its versions'
+        stages, aliases and statuses: ``mlflowRegistry``), timed at the registry's last change, so
+        a stage move or a deleted version shows as the newest facts of the model."""
+        found = []
+        for name, entry in sorted(self.records.registered.items()):
+            versions = sorted((v for v in self.records.versions if v.get("name") == name),
+                              key=lambda v: int(v["version"]) if str(v["version"]).isdigit() else 0)
+            aliases: dict[str, list[str]] = {}
+            for a in entry.get("aliases") or []:
+                aliases.setdefault(str(a.get("version")), []).append(str(a.get("alias")))
+            when = max([int(entry.get("last_updated_timestamp") or 0)]
+                       + [int(v.get("last_updated_timestamp") or 0) for v in versions])
+            registry = _ours("mlflowRegistry", versions=[
+                {"version": str(v["version"]), "stage": v.get("current_stage"),
+                 "status": v.get("status"), "aliases": sorted(aliases.get(str(v["version"]), []))}
+                for v in versions])
+            facets: dict[str, Any] = {
+                "datasetType": _facet("1-0-1/DatasetTypeDatasetFacet", datasetType="MODEL"),
+                "mlflowRegistry": registry}
+            found.append((f"registry:{name}", [{
+                "eventTime": _time(when), "producer": PRODUCER,
+                "schemaURL": _SPEC.replace("RunEvent", "DatasetEvent"),
+                "dataset": {"namespace": self.namespace, "name": f"models/{name}", "facets": facets}}]))
+        return found
 
     def _last_logged(self, run: dict[str, Any]) -> int:
         """A running run's last sign of life: its start, its metrics, the models it logged."""
@@ -359,4 +392,4 @@ class Translator:
         """(MLflow run id, its events) for every run read, oldest first."""
         runs = sorted(self.records.runs, key=lambda r: (int(r["info"].get("start_time") or 0),
                                                         r["info"]["run_id"]))
-        return [(r["info"]["run_id"], self.run_events(r)) for r in runs]
+        return [(r["info"]["run_id"], self.run_events(r)) for r in runs] + self.registry_events()

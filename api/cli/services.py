@@ -204,6 +204,11 @@ def demo_cmd(
                                                        "here (dbt and Airflow are installed into "
                                                        "the state directory on first use: a few "
                                                        "minutes).")] = False,
+    ml: Annotated[bool, typer.Option("--ml", help="Then models: a churn model trained on the "
+                                                 "pipeline's feature table and logged to a local "
+                                                 "MLflow (examples/ml_shop), twice, synced into "
+                                                 "the lineage (MLflow is installed into the state "
+                                                 "directory on first use).")] = False,
 ) -> None:
     """Run the example PySpark pipeline with the OpenLineage listener pointed at lineage-graph
     (starting `lineage up` if needed), then print what to ask. With --stack, the same pipeline
@@ -222,6 +227,9 @@ def demo_cmd(
     token = next((t for t, scope in scopes.items() if scope == "write"), None)
     if stack:
         _demo_stack(settings, url, failing, token)
+        return
+    if ml:
+        _demo_ml(settings, url, token)
         return
     try:
         with err.status("running the PySpark pipeline (a JVM starts first)…") as status:
@@ -293,6 +301,37 @@ def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) 
               f"datasets in 'file' (Spark) and '{duck}' (dbt, the overview).", highlight=False)
 
 
+def _demo_ml(settings: Settings, url: str, token: str | None) -> None:
+    from api.ml_demo import run_ml
+
+    try:
+        with err.status("running the ML demo…") as status:
+            def say(line: str) -> None:
+                err.print(line, highlight=False)
+                status.update(line)
+
+            run = run_ml(settings, url, api_key=token, say=say)
+    except LineageError as e:
+        raise fail(str(e)) from e
+    for line in run.trained:
+        out.print(line, highlight=False)
+    synced = sum(r.sent for r in run.syncs)
+    out.print(f"MLflow at {run.tracking_uri}: {synced} training runs synced; "
+              + ("all loaded." if run.loaded else "the worker has not caught up yet (`lineage status`)."),
+              highlight=False)
+    wh = run.warehouse
+    out.print("\nTry:")
+    for line in (f"lineage impact column file {wh}/raw/users email     # the model versions it reaches",
+                 f"lineage where file {wh}/raw/users email              # did they see the raw e-mail?",
+                 f"lineage impact dataset file {wh}/raw/orders",
+                 "lineage provenance model churn                        # the newest version's audit",
+                 "lineage provenance model churn 1 --format markdown    # for the audit file",
+                 "lineage root-cause model churn 2",
+                 f"lineage mlflow sync --tracking-uri {run.tracking_uri}   # again: nothing changes"):
+        out.print(f"  {line}", highlight=False)
+    out.print(f"MLflow's UI: {run.tracking_uri}; `lineage mlflow stop` stops it.", highlight=False)
+
+
 @app.command("up", rich_help_panel="Run the services")
 def up_cmd() -> None:
     """Start Neo4j, the API and the worker (each its own process); print where they are."""
@@ -306,6 +345,8 @@ def up_cmd() -> None:
         raise fail(str(e)) from e
     api_proc = processes.start(settings, "api")
     worker_proc = processes.start(settings, "worker")
+    if settings.mlflow_uri:  # keeps MLflow's runs and models in the lineage (`lineage mlflow sync`)
+        processes.start(settings, "mlflow-sync")
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not processes.wait_http(f"{url}/health"):
         raise fail(f"the API did not answer at {url}; see {api_proc.log}")
@@ -319,8 +360,10 @@ def down_cmd() -> None:
     from api import processes
 
     settings = get_settings()
-    for name in ("worker", "api"):
-        out.print(f"{name}: {'stopped' if processes.stop(settings, name) else 'was not running'}")
+    for name in ("mlflow-sync", "worker", "api"):
+        stopped = processes.stop(settings, name)
+        if stopped or name != "mlflow-sync":
+            out.print(f"{name}: {'stopped' if stopped else 'was not running'}")
     if settings.uses_local_server:
         out.print("neo4j: " + ("stopped" if local_server(settings).stop() else "was not running"))
 
@@ -352,6 +395,8 @@ def up_state(settings: Settings) -> dict[str, Any]:
                                        "browser": neo.browser_url}}
     ok = neo.state in ("running", "external")
     for name in processes.SERVICES:
+        if name == "mlflow-sync" and not settings.mlflow_uri:
+            continue
         p = processes.status(settings, name)
         state[name] = {"running": p.running, "pid": p.pid if p.running else None,
                        "log": str(p.log)}

@@ -4,7 +4,7 @@
 // what that run read.
 // Param $name: the model's name, e.g. churn or models/churn
 // Param $namespace: the model's namespace, or null for any
-// Returns: namespace, name, version, runId, job, state, startTime, trainedAt (ISO text), trainedOn, runFacets (the run's mlflow* facets as JSON text), model (the model's mlflowModel facet as JSON text), inputs ({namespace, name, version})
+// Returns: namespace, name, version, runId, job, state, startTime, trainedAt (ISO text), trainedOn, runFacets (the run's mlflow* facets as JSON text), model (the model's mlflowModel facet as JSON text), registry (its mlflowRegistry facet: the registry as last synced), inputs ({namespace, name, version})
 // :param name => 'churn'
 // :param namespace => null
 MATCH (m:Dataset {datasetType: 'MODEL'})
@@ -17,6 +17,6 @@ RETURN m.namespace AS namespace, m.name AS name, coalesce(w.version, r.runId) AS
        toString(coalesce(r.completeTime, r.failTime, r.abortTime, r.stateTime, w.lastSeen)) AS trainedAt,
        w.trainedOn AS trainedOn,
        {params: r.`facet.mlflowParams`, metrics: r.`facet.mlflowMetrics`, run: r.`facet.mlflowRun`} AS runFacets,
-       m.`outputFacet.mlflowModel` AS model,
+       m.`outputFacet.mlflowModel` AS model, m.`facet.mlflowRegistry` AS registry,
        [(r)-[x:READ]->(d:Dataset) | {namespace: d.namespace, name: d.name, version: x.version}] AS inputs
 ORDER BY trainedAt DESC, version DESC
