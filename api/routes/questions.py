@@ -119,3 +119,23 @@ def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
     except CheckInputError as e:
         raise BadParam("body", str(e), where="body") from e
     return to_json(report)
+
+
+@router.get("/api/v1/provenance/model",
+            summary="Provenance of a model version: every source its training data came from")
+def provenance_model(graph: G, name: Name,
+                     version: Annotated[str | None, Query(min_length=1, description=(
+                         "The version; the newest when left out"))] = None,
+                     namespace: OptNs = None, depth: Depth = None,
+                     format: Annotated[Literal["json", "markdown"], Query(
+                         description="json, or markdown (for an audit file)")] = "json") -> Any:
+    from api.provenance_report import provenance_markdown
+    from impact.provenance import AmbiguousModel, provenance
+
+    try:
+        answer = provenance(graph, name, version, namespace, depth)
+    except AmbiguousModel as e:
+        raise BadParam("namespace", str(e)) from e
+    if format == "markdown":
+        return PlainTextResponse(provenance_markdown(answer), media_type="text/markdown")
+    return to_json(answer)

@@ -7,6 +7,7 @@ raw e-mail, the second without), and ``lineage mlflow sync`` into real Neo4j.
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -202,3 +203,17 @@ def test_a_run_deleted_in_mlflow_keeps_its_lineage_and_says_so(shop: Shop) -> No
                              "RETURN r.`facet.mlflowRun` AS run")
     assert json.loads(after[0]["run"])["lifecycleStage"] == "deleted"
     assert [v.label for v in where(shop.graph, "file", f"{shop.wh}/raw/users", "email").models] == ["churn v1"]
+
+
+def test_the_provenance_route_answers_json_and_markdown(shop: Shop) -> None:
+    base = f"{shop.url}/api/v1/provenance/model"
+    with urllib.request.urlopen(f"{base}?name=churn&version=1", timeout=30) as answer:
+        body = json.loads(answer.read())
+    assert body["version"] == "1" and body["run"]["state"] == "COMPLETE"
+    assert any(s["name"] == f"{shop.wh}/raw/users" for s in body["sources"])
+    with urllib.request.urlopen(f"{base}?name=churn&format=markdown", timeout=30) as answer:
+        assert answer.headers["Content-Type"].startswith("text/markdown")
+        assert "```mermaid" in answer.read().decode()
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"{base}?name=churn&version=9", timeout=30)
+    assert missing.value.code == 404
