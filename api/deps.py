@@ -23,7 +23,7 @@ from api.request_stats import RequestStats
 from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest.group_commit import GroupCommitter
-from ingest.log import Checked, EventLog, open_log
+from ingest.log import Checked, EventLog, open_event_log
 from ingest.times import parse_time
 
 BODY_BUDGET_FACTOR = 4
@@ -59,7 +59,7 @@ class Services:
     def log(self) -> EventLog:
         with self._lock:
             if self._log is None:
-                self._log = open_log(self.settings.log_path)
+                self._log = open_event_log(self.settings)
                 self._owned.append(self._log)
             return self._log
 

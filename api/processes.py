@@ -22,6 +22,13 @@ from graph.settings import Settings
 SERVICES = ("api", "worker", "mlflow-sync")  # mlflow-sync only with LINEAGE_MLFLOW_URI
 
 
+def worker_names(settings: Settings) -> list[str]:
+    """The worker processes ``lineage up`` runs: one on the SQLite log; ``LINEAGE_WORKERS`` of them
+    in one consumer group on a Kafka log (worker, worker-2, ...)."""
+    count = settings.workers if settings.log != "sqlite" else 1
+    return ["worker"] + [f"worker-{i}" for i in range(2, count + 1)]
+
+
 @dataclass(frozen=True)
 class Proc:
     name: str
@@ -51,8 +58,9 @@ def start(settings: Settings, name: str) -> Proc:
     log = _log_file(settings, name)
     private_dir(log.parent)
     private_dir(_pid_file(settings, name).parent)
-    command = {"api": ["serve"], "worker": ["worker"],
-               "mlflow-sync": ["mlflow", "sync", "--watch", str(settings.mlflow_interval)]}[name]
+    command = (["worker"] if name.startswith("worker") else  # worker, worker-2 ... (Kafka)
+               {"api": ["serve"],
+                "mlflow-sync": ["mlflow", "sync", "--watch", str(settings.mlflow_interval)]}[name])
     args = [sys.executable, "-m", "api.cli", *command]
     with private_file(log).open("ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -35,18 +35,21 @@ def _pii(s: Source) -> str:
     return ", ".join(tags) or "-"
 
 
+def _facts(p: Provenance, quote: str) -> list[tuple[str, list[str]]]:
+    """The version's MLflow facts, params and metrics, each item quoted by ``quote``."""
+    found = [("Model", [f"{k} " + quote.format(v) for k, v in p.model.items()
+                        if v not in (None, [], "")]),
+             ("Params", [quote.format(f"{k}={v}") for k, v in p.run["params"].items()]),
+             ("Metrics", [quote.format(f"{k}={v}") for k, v in p.run["metrics"].items()])]
+    return [(what, items) for what, items in found if items]
+
+
 def provenance_text(p: Provenance) -> str:
     r = p.run
     lines = [f"provenance of model {p.label} ({p.key})",
              f"  trained by run {r['runId']} of job {r['job']}: {r['state']}, "
              f"started {_when(r['start'])}, ended {_when(r['trainedAt'])}"]
-    if p.model:
-        lines.append("  registry: " + ", ".join(f"{k} {v}" for k, v in p.model.items()
-                                                 if v not in (None, [], "")))
-    if r["params"]:
-        lines.append("  params: " + ", ".join(f"{k}={v}" for k, v in r["params"].items()))
-    if r["metrics"]:
-        lines.append("  metrics: " + ", ".join(f"{k}={v}" for k, v in r["metrics"].items()))
+    lines += [f"  {what.lower()}: {', '.join(items)}" for what, items in _facts(p, "{}")]
     lines.append(f"  sources ({len(p.sources)}), nearest first:")
     for s in p.sources:
         read = f", version read {s.version_read}" if s.version_read else ""
@@ -79,13 +82,7 @@ def provenance_markdown(p: Provenance) -> str:
     if r["mlflow"].get("runId"):
         out.append(f"- MLflow run `{r['mlflow']['runId']}` (experiment {r['mlflow'].get('experimentId')}, "
                    f"user {r['mlflow'].get('user') or '-'}, lifecycle {r['mlflow'].get('lifecycleStage')})")
-    if p.model:
-        out.append("- Registry: " + ", ".join(f"{k} `{v}`" for k, v in p.model.items()
-                                               if v not in (None, [], "")))
-    if r["params"]:
-        out.append("- Params: " + ", ".join(f"`{k}={v}`" for k, v in r["params"].items()))
-    if r["metrics"]:
-        out.append("- Metrics: " + ", ".join(f"`{k}={v}`" for k, v in r["metrics"].items()))
+    out += [f"- {what}: {', '.join(items)}" for what, items in _facts(p, "`{}`")]
     out += ["", "## Upstream graph", "", *mermaid(p), "",
             "## Sources", "",
             "| hops | source | version read | owners | tags | last write before training |",

@@ -142,6 +142,21 @@ class Settings(BaseSettings):
     priority; an external Neo4j is not touched."""
     batch_size: int = Field(default=500, ge=1, le=100_000)
     facet_max_bytes: int = Field(default=16_384, ge=256)
+    log: str = "sqlite"
+    """Where accepted events are kept: ``sqlite`` (the embedded log at ``LINEAGE_LOG_FILE``), or a
+    Kafka topic, ``kafka://HOST:PORT[,HOST:PORT...]/TOPIC`` (docs/kafka.md); ``kafka`` alone is the
+    local broker ``lineage kafka start`` runs, topic ``openlineage``."""
+    workers: int = Field(default=1, ge=1, le=64)
+    """How many worker processes ``lineage up`` starts: with a Kafka log they share its partitions
+    (one consumer group); the SQLite log has one worker."""
+    kafka_port: int = 9092
+    """The local broker's port (``lineage kafka start``)."""
+    kafka_controller_port: int = 9093
+    """The local broker's KRaft controller port."""
+    kafka_heap: str = "512m"
+    kafka_partitions: int = Field(default=4, ge=1, le=1024)
+    """Partitions of a topic the project creates (the local broker's, or ``lineage kafka
+    topic``): at most this many workers share the load."""
 
     @property
     def uses_local_server(self) -> bool:

@@ -13,7 +13,8 @@ from datetime import datetime
 
 from graph.db import Graph
 from graph.errors import NotFound
-from impact.where import Reach, where
+from impact.answers import ModelVersion
+from impact.where import LABELS, Reach, where
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class TaggedSource:
     source: TaggedColumn
     reaches: tuple[Reach, ...]
     note: str | None = None
+    models: tuple[ModelVersion, ...] = ()
+    """The model versions trained on its data, each with the form it saw."""
     """Why there are no reaches to show, when the column is not in the graph."""
 
 
@@ -55,6 +58,18 @@ class TagReport:
     raw_copies: tuple[RawCopy, ...]
 
     @property
+    def models(self) -> tuple[ModelVersion, ...]:
+        """Every model version trained on tagged data, once, with its most exposing form."""
+        rank = {label: i for i, label in enumerate(LABELS)}
+        best: dict[tuple[str, str, str], ModelVersion] = {}
+        for s in self.sources:
+            for v in s.models:
+                key = (v.namespace, v.name, v.version)
+                if key not in best or rank.get(v.saw or "", 9) < rank.get(best[key].saw or "", 9):
+                    best[key] = v
+        return tuple(best.values())
+
+    @property
     def untagged_raw(self) -> tuple[RawCopy, ...]:
         return tuple(c for c in self.raw_copies if not c.tagged)
 
@@ -65,6 +80,9 @@ class TagReport:
         if untagged:
             names = ", ".join(f"{c.namespace}:{c.dataset}.{c.column}" for c in untagged)
             text += f"; {len(untagged)} carry no {self.tag} tag and should probably be tagged: {names}"
+        if self.models:
+            text += "; models trained on it: " + ", ".join(
+                f"{v.label} ({v.saw})" for v in self.models)
         return text
 
 
@@ -90,7 +108,7 @@ def tag_reach(graph: Graph, tag: str, depth: int | None = None, as_of: datetime 
         except NotFound:
             sources.append(TaggedSource(c, (), "tagged, but no such column in the graph yet"))
             continue
-        sources.append(TaggedSource(c, report.reaches))
+        sources.append(TaggedSource(c, report.reaches, models=report.models))
         depth = report.depth
         for r in report.reaches:
             at = (r.namespace, r.dataset, r.column)

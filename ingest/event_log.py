@@ -35,6 +35,11 @@ class Checked(IntEnum):
     """Scrubbed and stored as its canonical JSON: its digest is its body's (the log's own mark)."""
 
 
+UNREADABLE = "_lineageUnreadable"
+"""In an entry read as received (a Kafka message a client produced): why it is not an event (not
+JSON, not an object); the worker dead-letters it with that reason. ``RAW`` holds what came."""
+RAW = "_lineageRaw"
+
 EntryKind = Literal["event", "command"]
 """What an entry holds: an OpenLineage event, or a metadata command (:mod:`ingest.commands`), a
 write the API takes that is not an event (Marquez's namespaces, tags and soft deletes)."""

@@ -6,9 +6,9 @@ with several API processes (SQLite's locking, with a busy timeout). Concurrent r
 process share commits through :class:`ingest.group_commit.GroupCommitter`, so throughput does not
 collapse to one fsync per request.
 
-The worker's position and the dead letters live in the same file. A deployment that wants Kafka
-implements :class:`EventLog` on top of a topic (append = produce with acks=all, read = consume
-from an offset, the position = the consumer group's committed offset).
+The worker's position and the dead letters live in the same file. ``LINEAGE_LOG=kafka://…`` puts
+the log on a Kafka topic instead (:mod:`ingest.kafka_log`: append = produce with acks=all, read =
+consume in a consumer group, the position = the group's committed offsets).
 """
 
 from __future__ import annotations
@@ -27,16 +27,28 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graph.private import private_dir, private_file
+from graph.settings import Settings
 from ingest import codec
 from ingest.event_log import BulkLoad, Checked, DeadLetter, Entry, EventLog, LogError
 
 __all__ = ["BulkLoad", "Checked", "DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog",
-           "encode", "open_log"]
+           "encode", "open_event_log", "open_log"]
 
 
 def open_log(path: Path) -> EventLog:
-    """The event log the settings name (today always the embedded SQLite file at ``path``)."""
+    """The embedded SQLite log at ``path``."""
     return SQLiteLog(path)
+
+
+def open_event_log(settings: Settings) -> EventLog:
+    """The event log the settings name (``LINEAGE_LOG``): the embedded SQLite file, or a Kafka
+    topic (ingest.kafka_log)."""
+    if settings.log == "sqlite":
+        return SQLiteLog(settings.log_path)
+    from ingest.kafka_log import KafkaAddress, KafkaLog
+
+    return KafkaLog(KafkaAddress.parse(settings.log, settings.kafka_port),
+                    max_event_bytes=settings.max_body_bytes)
 
 
 _SCHEMA = """

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ingest.event_log import Checked, Entry
+from ingest.event_log import UNREADABLE, Checked, Entry
 from ingest.limits import NotJson, loads
 
 Kind = Literal["auto", "json", "ndjson"]
@@ -41,6 +41,9 @@ class RawItem:
 def from_log(entry: Entry) -> RawItem:
     """An event log entry as an item, with what the log knows of it (how far it was checked, its
     digest)."""
+    unreadable = entry.event.get(UNREADABLE) if entry.checked == Checked.RECEIVED else None
+    if isinstance(unreadable, str):  # a message on a Kafka topic that is not an event
+        return RawItem(f"log#{entry.seq}", error=unreadable, index=0)
     return RawItem(f"log#{entry.seq}", obj=entry.event, checked=entry.checked, digest=entry.digest)
 
 

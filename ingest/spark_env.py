@@ -78,6 +78,28 @@ def openlineage_conf(url: str, namespace: str = "spark", api_key: str | None = N
     return conf
 
 
+def openlineage_kafka_conf(bootstrap: str, topic: str, namespace: str = "spark",
+                           jars: list[Path] | None = None) -> dict[str, str]:
+    """Spark settings that make the listener send its events to a Kafka topic (the Kafka event
+    log: docs/kafka.md) with OpenLineage's Kafka transport. ``jars``: the listener's jar and
+    ``kafka-clients`` with its compression libraries (the listener does not bundle them; the
+    local broker's ``lib`` folder has them)."""
+    serializer = "org.apache.kafka.common.serialization.StringSerializer"
+    conf = {
+        "spark.extraListeners": "io.openlineage.spark.agent.OpenLineageSparkListener",
+        "spark.openlineage.transport.type": "kafka",
+        "spark.openlineage.transport.topicName": topic,
+        "spark.openlineage.transport.properties.bootstrap.servers": bootstrap,
+        "spark.openlineage.transport.properties.acks": "all",
+        "spark.openlineage.transport.properties.key.serializer": serializer,
+        "spark.openlineage.transport.properties.value.serializer": serializer,
+        "spark.openlineage.namespace": namespace,
+    }
+    if jars:
+        conf["spark.jars"] = ",".join(str(j) for j in jars)
+    return conf
+
+
 def properties_text(conf: dict[str, str]) -> str:
     """``conf`` as a ``spark-submit --properties-file`` file."""
     return "".join(f"{k} {v}\n" for k, v in sorted(conf.items()))

@@ -36,14 +36,14 @@ def replay_cmd(
 
     from ingest.commands import apply_all as apply_commands
     from ingest.export import export_parquet
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.replay import commands_after_events, nodes_in, replay
     from ingest.replay import wipe as empty_graph
     from ingest.worker import CONSUMER
 
     settings = get_settings()
-    events = open_log(settings.log_path)
+    events = open_event_log(settings)
     total = events.count()
     report = IngestReport()
     if engine not in ("python", "spark"):
@@ -96,11 +96,11 @@ def dead_letters_cmd(
     as_json: Annotated[bool, JSON] = False,
 ) -> None:
     """Events that passed validation but could not be loaded, with the reason; --retry them."""
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.worker import retry_dead_letters
 
     settings = get_settings()
-    events = open_log(settings.log_path)
+    events = open_event_log(settings)
     if retry:
         ok, failed = question(lambda g: retry_dead_letters(g, events, settings.facet_max_bytes))
         out.print(f"retried: {ok} loaded, {failed} still failing")

@@ -81,7 +81,7 @@ def worker_cmd(
     import signal
     import threading
 
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.pipeline import relax_gc
     from ingest.worker import CONSUMER, BatchResult, Worker
 
@@ -89,7 +89,7 @@ def worker_cmd(
     relax_gc()
     settings = get_settings()
     lower_priority(settings.worker_nice)
-    events = open_log(settings.log_path)
+    events = open_event_log(settings)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     from impact.policy_file import read_policies
@@ -110,7 +110,8 @@ def worker_cmd(
                 if rules is not None:
                     _check_policies_once(graph, rules, settings.policy_webhook)
                 return
-            log.info("consuming %s (lag %d events)", settings.log_path, worker.lag())
+            log.info("consuming %s (lag %d events)",
+                     settings.log_path if settings.log == "sqlite" else settings.log, worker.lag())
             watching, webhook = _watch_policies(graph, rules, settings.policy_webhook)
 
             def on_batch(result: BatchResult) -> None:
@@ -333,18 +334,37 @@ def _demo_ml(settings: Settings, url: str, token: str | None) -> None:
 
 
 @app.command("up", rich_help_panel="Run the services")
-def up_cmd() -> None:
-    """Start Neo4j, the API and the worker (each its own process); print where they are."""
+def up_cmd(
+    log: Annotated[str | None, typer.Option(
+        "--log", help="Where accepted events are kept: sqlite (the default, LINEAGE_LOG), kafka "
+                      "(a local broker, started here: docs/kafka.md) or kafka://HOST:PORT/TOPIC "
+                      "(your own cluster)")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Worker processes sharing a Kafka log's partitions (LINEAGE_WORKERS)")] = None,
+) -> None:
+    """Start Neo4j, the API and the worker (each its own process); print where they are. With a
+    Kafka log, the broker too when it is the local one, and several workers if asked."""
+    import os
+
     from api import processes
 
+    # the processes started below read the same settings from their environment
+    for key, value in (("LINEAGE_LOG", log), ("LINEAGE_WORKERS", workers)):
+        if value is not None:
+            os.environ[key] = str(value)
+    from graph.settings import get_settings as read_settings
+
+    read_settings.cache_clear()
     settings = get_settings()
     try:
         with writing_graph(settings):  # starts the local Neo4j if needed, applies the schema once
             pass
+        if settings.log != "sqlite":
+            _kafka_up(settings)
     except LineageError as e:
         raise fail(str(e)) from e
     api_proc = processes.start(settings, "api")
-    worker_proc = processes.start(settings, "worker")
+    worker_proc = [processes.start(settings, name) for name in processes.worker_names(settings)][0]
     if settings.mlflow_uri:  # keeps MLflow's runs and models in the lineage (`lineage mlflow sync`)
         processes.start(settings, "mlflow-sync")
     url = f"http://{settings.api_host}:{settings.api_port}"
@@ -354,16 +374,35 @@ def up_cmd() -> None:
     out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {worker_proc.log.parent}")
 
 
+def _kafka_up(settings: Settings) -> None:
+    """The Kafka log's broker (started when it is the local one) and its topics."""
+    from api.cli.kafka import ensure_topics
+    from ingest.kafka_broker import LocalBroker
+    from ingest.kafka_log import KafkaAddress
+
+    address = KafkaAddress.parse(settings.log, settings.kafka_port)
+    broker = LocalBroker(settings)
+    if address.bootstrap == broker.bootstrap:
+        with err.status("starting Kafka…") as shown:
+            broker.start(say=lambda line: shown.update(line))
+    ensure_topics()
+
+
 @app.command("down", rich_help_panel="Run the services")
 def down_cmd() -> None:
     """Stop the worker, the API and the local Neo4j."""
     from api import processes
 
     settings = get_settings()
-    for name in ("mlflow-sync", "worker", "api"):
+    extra = [f"worker-{i}" for i in range(2, 65)]
+    for name in ("mlflow-sync", *extra, "worker", "api"):
         stopped = processes.stop(settings, name)
-        if stopped or name != "mlflow-sync":
+        if stopped or name in ("worker", "api"):
             out.print(f"{name}: {'stopped' if stopped else 'was not running'}")
+    from ingest.kafka_broker import LocalBroker
+
+    if LocalBroker(settings).stop():
+        out.print("kafka: stopped")
     if settings.uses_local_server:
         out.print("neo4j: " + ("stopped" if local_server(settings).stop() else "was not running"))
 
@@ -394,15 +433,19 @@ def up_state(settings: Settings) -> dict[str, Any]:
     state: dict[str, Any] = {"neo4j": {"state": neo.state, "bolt": neo.bolt_uri,
                                        "browser": neo.browser_url}}
     ok = neo.state in ("running", "external")
-    for name in processes.SERVICES:
-        if name == "mlflow-sync" and not settings.mlflow_uri:
-            continue
+    names = ["api", *processes.worker_names(settings)] + (["mlflow-sync"] if settings.mlflow_uri
+                                                           else [])
+    for name in names:
         p = processes.status(settings, name)
         state[name] = {"running": p.running, "pid": p.pid if p.running else None,
                        "log": str(p.log)}
         if name == "api":
             state[name]["url"] = f"http://{settings.api_host}:{settings.api_port}"
         ok = ok and p.running
+    if settings.log != "sqlite":  # the workers know their lag (lineage_worker_* on /metrics)
+        state["log"] = {"path": settings.log, "events": 0, "workerLag": 0, "deadLetters": 0}
+        state["ok"] = ok
+        return state
     events = open_log(settings.log_path)
     try:
         state["log"] = {"path": str(settings.log_path), "events": events.last_seq(),
@@ -421,12 +464,16 @@ def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
     neo, log = state["neo4j"], state["log"]
     table = facts(3)
     table.add_row("neo4j", neo["state"], f"{neo['bolt']}  Browser {neo['browser']}")
-    for name in ("api", "worker"):
+    for name in [k for k in state if k == "api" or k.startswith("worker") or k == "mlflow-sync"]:
         p = state[name]
         where = f"{p['url']} (docs at /docs)  " if p.get("url") else ""
         table.add_row(name, "running" if p["running"] else "stopped",
                       f"pid {p['pid']}  {where}log {p['log']}" if p["running"] else f"log {p['log']}")
-    table.add_row("log", f"{log['events']} events", f"worker lag {log['workerLag']} events, "
-                  f"{log['deadLetters']} dead letters  ({log['path']})")
+    if str(log["path"]).startswith("kafka"):
+        table.add_row("log", "Kafka", f"{log['path']}  (lag and dead letters: `lineage_worker_*` "
+                                      "on /metrics, `lineage dead-letters`)")
+    else:
+        table.add_row("log", f"{log['events']} events", f"worker lag {log['workerLag']} events, "
+                      f"{log['deadLetters']} dead letters  ({log['path']})")
     fit(table)
     return bool(state["ok"])

@@ -217,3 +217,42 @@ def test_the_provenance_route_answers_json_and_markdown(shop: Shop) -> None:
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(f"{base}?name=churn&version=9", timeout=30)
     assert missing.value.code == 404
+
+
+def test_gdpr_reach_of_a_tag_names_the_models_and_the_provenance_shows_the_tag(shop: Shop) -> None:
+    from urllib.parse import quote
+
+    from impact.tag_reach import tag_reach
+
+    users = quote(f"{shop.wh}/raw/users", safe="")
+    request = urllib.request.Request(
+        f"{shop.url}/api/v1/namespaces/file/datasets/{users}/fields/email/tags/PII", method="POST")
+    urllib.request.urlopen(request, timeout=30).read()
+    report = tag_reach(shop.graph, "PII")
+    assert [(v.label, v.saw) for v in report.models] == [("churn v1", "raw")]
+    assert "models trained on it: churn v1 (raw)" in report.summary()
+    p = provenance(shop.graph, "churn", "1")
+    email = next(f for f in p.fields if f.field == "email")
+    assert email.tagged == (f"file:{shop.wh}/raw/users.email=PII",)
+
+
+def test_the_cli_syncs_and_prints_the_provenance(shop: Shop, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from api.cli import app
+    from tests.helpers import point_cli_at_test_server
+
+    point_cli_at_test_server(monkeypatch)
+    before = canonical_dump(shop.graph)
+    runner = CliRunner()
+    done = runner.invoke(app, ["mlflow", "sync", "--tracking-uri", shop.tracking, "--resend"])
+    assert done.exit_code == 0, done.output
+    assert "2 runs read, 3 sent" in done.output and "0 rejected" in done.output
+    assert canonical_dump(shop.graph) == before
+    shown = runner.invoke(app, ["provenance", "model", "churn", "1"])
+    assert shown.exit_code == 0, shown.output
+    assert "provenance of model churn v1" in shown.output and "version read" in shown.output
+    missing = runner.invoke(app, ["provenance", "model", "no-such-model"])
+    assert missing.exit_code == 1 and "no model no-such-model" in missing.output
+    cause = runner.invoke(app, ["root-cause", "model", "churn", "2", "--format", "json"])
+    assert cause.exit_code == 0, cause.output

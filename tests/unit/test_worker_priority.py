@@ -13,10 +13,10 @@ import pytest
 PROBE = """
 import os, ingest.log
 from api.cli import services
-def opened(path):
+def opened(settings):
     print(os.nice(0))
     raise SystemExit(0)
-ingest.log.open_log = opened
+ingest.log.open_event_log = opened
 services.worker_cmd(once=True)
 """
 

@@ -1,0 +1,59 @@
+"""``lineage kafka``: the local Kafka broker the Kafka event log runs on by default (start, stop,
+status) and the topics (docs/kafka.md)."""
+
+from __future__ import annotations
+
+import typer
+
+from api.cli.app import app
+from api.cli.common import err, fail, get_settings, out
+from graph.errors import LineageError
+
+kafka_app = typer.Typer(
+    help="A local Kafka broker (from Maven Central, KRaft, on loopback) for LINEAGE_LOG=kafka "
+         "(docs/kafka.md). With your own cluster (LINEAGE_LOG=kafka://HOST:PORT/TOPIC) nothing "
+         "is started.", no_args_is_help=True)
+app.add_typer(kafka_app, name="kafka", rich_help_panel="Run the services")
+
+
+def ensure_topics() -> str:
+    """Create the log's topic and its dead-letter topic if missing; the topic's address."""
+    from ingest.kafka_log import KafkaAddress, create_topics
+
+    settings = get_settings()
+    address = KafkaAddress.parse(settings.log if settings.log != "sqlite" else "kafka",
+                                 settings.kafka_port)
+    create_topics(address, settings.kafka_partitions)
+    return f"{address.bootstrap}/{address.topic}"
+
+
+@kafka_app.command("start")
+def start_cmd() -> None:
+    """Start the local broker (assembled with Maven on first use) and create the topics."""
+    from ingest.kafka_broker import LocalBroker
+
+    try:
+        with err.status("starting Kafka…") as shown:
+            status = LocalBroker(get_settings()).start(say=lambda line: shown.update(line))
+            topic = ensure_topics()
+    except LineageError as e:
+        raise fail(str(e)) from e
+    out.print(f"Kafka {status.state} on {status.bootstrap}; topic {topic} (data in {status.home})",
+              highlight=False)
+
+
+@kafka_app.command("stop")
+def stop_cmd() -> None:
+    """Stop the local broker."""
+    from ingest.kafka_broker import LocalBroker
+
+    out.print("stopped" if LocalBroker(get_settings()).stop() else "it was not running")
+
+
+@kafka_app.command("status")
+def status_cmd() -> None:
+    """Whether the local broker runs, and where."""
+    from ingest.kafka_broker import LocalBroker
+
+    status = LocalBroker(get_settings()).status()
+    out.print(f"Kafka {status.state}: {status.bootstrap} ({status.detail})", highlight=False)

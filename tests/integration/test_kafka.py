@@ -1,0 +1,213 @@
+"""The event log on Kafka: a real broker (Apache Kafka from Maven Central, KRaft, on loopback,
+started by ingest.kafka_broker), the API producing to the topic, two workers in one consumer group
+loading Neo4j, OpenLineage's own Kafka transport, and bad messages on the topic dead-lettered."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("confluent_kafka", reason="the kafka extra is not installed")
+
+from api.app import create_app  # noqa: E402
+from graph.db import Graph  # noqa: E402
+from graph.settings import Settings  # noqa: E402
+from ingest.kafka_broker import LocalBroker  # noqa: E402
+from ingest.kafka_log import KafkaAddress, KafkaLog, create_topics, group_lag, message_key  # noqa: E402
+from ingest.worker import Worker  # noqa: E402
+from tests.conftest import server_settings, wipe  # noqa: E402
+from tests.helpers import canonical_dump, free_port, ingest_events  # noqa: E402
+
+pytestmark = pytest.mark.integration
+SHOP = Path(__file__).resolve().parents[2] / "examples" / "events" / "shop.ndjson"
+
+
+@dataclass
+class Broker:
+    bootstrap: str
+    settings: Settings
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    shared = LocalBroker(server_settings())
+    shared._assemble(lambda line: None)  # the jars, once, in the test state directory
+    home = tmp_path_factory.mktemp("kafka")
+    settings = Settings(state_dir=home, kafka_port=free_port(), kafka_controller_port=free_port(),
+                        kafka_partitions=4)
+    (home / "kafka").mkdir()
+    (home / "kafka" / "lib").symlink_to(shared.home / "lib")
+    local = LocalBroker(settings)
+    local.start()
+    try:
+        yield Broker(local.bootstrap, settings)
+    finally:
+        local.stop()
+
+
+def _address(broker: Broker) -> KafkaAddress:
+    address = KafkaAddress(broker.bootstrap, f"lineage-{uuid.uuid4().hex[:8]}")
+    create_topics(address, 4)
+    return address
+
+
+@contextlib.contextmanager
+def _workers(graph: Graph, address: KafkaAddress, count: int) -> Iterator[list[KafkaLog]]:
+    stop = threading.Event()
+    logs = [KafkaLog(address, client_id=f"worker-{i}") for i in range(count)]
+    threads = [threading.Thread(target=Worker(graph, log).run, args=(stop, 0.05), daemon=True)
+               for log in logs]
+    for t in threads:
+        t.start()
+    try:
+        yield logs
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        for log in logs:
+            log.close()
+
+
+def _wait_loaded(address: KafkaAddress, timeout: float = 120.0) -> None:
+    started = time.monotonic()
+    while group_lag(address) > 0:
+        assert time.monotonic() - started < timeout, f"{group_lag(address)} events not loaded"
+        time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def _api(graph: Graph, address: KafkaAddress) -> Iterator[str]:
+    import uvicorn
+
+    port = free_port()
+    log = KafkaLog(address, client_id="api")
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def _post(url: str, body: bytes, content_type: str = "application/x-ndjson") -> dict[str, Any]:
+    request = urllib.request.Request(f"{url}/api/v1/lineage", data=body, method="POST",
+                                     headers={"Content-Type": content_type})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        assert answer.status == 201
+        result: dict[str, Any] = json.loads(answer.read())
+        return result
+
+
+def test_http_to_kafka_to_two_workers_builds_the_http_paths_graph(graph: Graph, broker: Broker) -> None:
+    events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
+    ingest_events(graph, events)
+    expected = canonical_dump(graph)
+    wipe(graph)
+    address = _address(broker)
+    with _api(graph, address) as url, _workers(graph, address, 2):
+        answer = _post(url, SHOP.read_bytes())
+        assert answer["accepted"] == len(events)
+        _wait_loaded(address)
+        time.sleep(0.5)  # the last batch's commit follows its Neo4j commit
+    assert canonical_dump(graph) == expected
+
+
+def test_the_api_keys_events_as_the_clients_do(broker: Broker) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    address = _address(broker)
+    parent = {"run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "air", "name": "dag"},
+              "root": {"run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "air", "name": "root"}}}
+    child = {"eventType": "START", "eventTime": "2026-11-28T00:00:00Z", "producer": "p",
+             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+             "run": {"runId": str(uuid.uuid4()), "facets": {"parent": parent}},
+             "job": {"namespace": "spark", "name": "task"}}
+    plain = {**child, "run": {"runId": str(uuid.uuid4())}}
+    dataset = {"eventTime": "2026-11-28T00:00:00Z", "producer": "p",
+               "dataset": {"namespace": "pg", "name": "t"}}
+    assert message_key(child) == "run:air/root"
+    assert message_key(plain) == "run:spark/task"
+    assert message_key(dataset) == "dataset:pg/t"
+    assert message_key({"job": {"namespace": "j", "name": "n"}, "eventTime": "x"}) == "job:j/n"
+    log = KafkaLog(address)
+    offsets = log.append([child, plain, dataset])
+    assert len(offsets) == 3
+    log.close()
+    reader = Consumer({"bootstrap.servers": address.bootstrap, "group.id": "keys-check"})
+    keys = set()
+    for part in range(4):
+        reader.assign([TopicPartition(address.topic, part, 0)])
+        for m in reader.consume(10, timeout=2):
+            keys.add((m.key() or b"").decode())
+    reader.close()
+    assert keys == {"run:air/root", "run:spark/task", "dataset:pg/t"}
+
+
+def test_the_openlineage_clients_kafka_transport_feeds_the_graph(graph: Graph, broker: Broker) -> None:
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+    from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
+
+    address = _address(broker)
+    transport = KafkaTransport(KafkaConfig(topic=address.topic, flush=True,
+                                           config={"bootstrap.servers": address.bootstrap}))
+    client = OpenLineageClient(transport=transport)
+    run = Run(runId=str(uuid.uuid4()))
+    job = Job(namespace="client", name="copy_orders")
+    for state in (RunState.START, RunState.COMPLETE):
+        client.emit(RunEvent(eventType=state, eventTime="2026-11-28T01:00:00Z", run=run, job=job,
+                             producer="https://example.com/test",
+                             inputs=[InputDataset(namespace="pg", name="raw.orders")],
+                             outputs=[OutputDataset(namespace="pg", name="mart.orders")]))
+    with _workers(graph, address, 1):
+        _wait_loaded(address)
+    found = graph.driver.execute_query(
+        "MATCH (:Dataset {name: 'mart.orders'})-[:DERIVED_FROM]->(s:Dataset) RETURN s.name AS n")
+    assert [r["n"] for r in found.records] == ["raw.orders"]
+    ended = graph.driver.execute_query("MATCH (r:Run {runId: $id}) RETURN r.state AS s", id=run.runId)
+    assert ended.records[0]["s"] == "COMPLETE"
+
+
+def test_bad_messages_are_dead_lettered_with_a_reason_and_never_stop_a_worker(
+        graph: Graph, broker: Broker) -> None:
+    from confluent_kafka import Producer
+
+    address = _address(broker)
+    producer = Producer({"bootstrap.servers": address.bootstrap, "message.max.bytes": 10_000_000})
+    good = {"eventType": "COMPLETE", "eventTime": "2026-11-28T02:00:00Z", "producer": "p",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "ok", "name": "after"},
+            "outputs": [{"namespace": "ok", "name": "loaded"}]}
+    bad = [b"{not json", b"[1, 2]", json.dumps({"hello": "world"}).encode(),
+           b'{"eventTime": "x", "pad": "' + b"x" * (9 * 2**20) + b'"}']
+    for value in [*bad, json.dumps(good).encode()]:
+        producer.produce(address.topic, value=value, key=b"same-partition")
+    assert producer.flush(30) == 0
+    with _workers(graph, address, 1) as (log,):
+        _wait_loaded(address)
+        time.sleep(0.5)
+        letters = log.dead_letters()
+    reasons = sorted(d.reason for d in letters)
+    assert len(letters) == 4, reasons
+    assert any(r.startswith("not JSON") for r in reasons)
+    assert any("not a JSON object" in r for r in reasons)
+    assert any(r.startswith("too large") for r in reasons)
+    assert any("hello" not in r and r for r in reasons)
+    loaded = graph.driver.execute_query("MATCH (d:Dataset {namespace: 'ok', name: 'loaded'}) RETURN d")
+    assert len(loaded.records) == 1  # the event after the bad ones

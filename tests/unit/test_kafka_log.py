@@ -1,0 +1,58 @@
+"""The Kafka log's pure parts: where it is, how events are keyed, what a message that is not an
+event becomes (the integration test runs a real broker)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.event_log import RAW, UNREADABLE, Checked, Entry
+from ingest.kafka_log import KafkaAddress, KafkaLog, message_key
+from ingest.log import LogError
+from ingest.read import from_log
+
+
+@pytest.mark.parametrize(("value", "bootstrap", "topic"), [
+    ("kafka", "127.0.0.1:9092", "openlineage"),
+    ("kafka://", "127.0.0.1:9092", "openlineage"),
+    ("kafka://b1:9092,b2:9092/lineage", "b1:9092,b2:9092", "lineage"),
+    ("kafka://broker:9093", "broker:9093", "openlineage"),
+])
+def test_addresses(value: str, bootstrap: str, topic: str) -> None:
+    address = KafkaAddress.parse(value)
+    assert (address.bootstrap, address.topic) == (bootstrap, topic)
+    assert address.dead_letters == f"{topic}.dead-letters"
+
+
+@pytest.mark.parametrize("value", ["kafka://broker/a/b", "http://broker:9092/t", "sqlite3"])
+def test_bad_addresses_say_what_is_expected(value: str) -> None:
+    with pytest.raises(LogError, match="kafka://HOST:PORT|no '/'"):
+        KafkaAddress.parse(value)
+
+
+def _run(facets: dict[str, object] | None = None) -> dict[str, object]:
+    return {"eventTime": "2026-11-28T00:00:00Z", "run": {"runId": "r", "facets": facets or {}},
+            "job": {"namespace": "spark", "name": "task"}}
+
+
+def test_run_events_are_keyed_by_their_root_job_then_parent_then_job() -> None:
+    parent = {"job": {"namespace": "air", "name": "dag.task"},
+              "root": {"job": {"namespace": "air", "name": "dag"}}}
+    assert message_key(_run({"parent": parent})) == "run:air/dag"
+    assert message_key(_run({"parent": {"job": parent["job"]}})) == "run:air/dag.task"
+    assert message_key(_run()) == "run:spark/task"
+
+
+def test_static_events_and_commands_are_keyed_by_their_subject() -> None:
+    assert message_key({"eventTime": "t", "job": {"namespace": "j", "name": "n"}}) == "job:j/n"
+    assert message_key({"eventTime": "t", "dataset": {"namespace": "d", "name": "t"}}) == "dataset:d/t"
+    assert message_key({"command": "tag", "namespace": "shop"}) == "command:shop"
+
+
+def test_a_message_that_is_not_an_event_reaches_the_worker_as_a_rejection() -> None:
+    for value, reason in ((b"{nope", "not JSON"), (b"[1]", "not a JSON object"),
+                          (b'{"a": NaN}', "not JSON")):
+        event = KafkaLog._decode(value)
+        assert event[UNREADABLE].startswith(reason)
+        item = from_log(Entry(7, 0.0, event, Checked.RECEIVED))
+        assert item.error and item.error.startswith(reason) and item.obj is None
+        assert event[RAW] == value.decode()
