@@ -18,8 +18,16 @@ from pathlib import Path
 from api.producers import DAG_ID, AirflowRun, dbt_namespace, run_airflow
 from graph.errors import ConfigError
 from graph.settings import Settings
+from ingest.kafka_broker import LocalBroker
+from ingest.kafka_log import KafkaAddress, group_lag
 from ingest.log import open_log
-from ingest.spark_env import listener_jar, openlineage_conf, properties_text, spark_submit
+from ingest.spark_env import (
+    listener_jar,
+    openlineage_conf,
+    openlineage_kafka_conf,
+    properties_text,
+    spark_submit,
+)
 from ingest.worker import CONSUMER
 
 PIPELINE = Path(__file__).resolve().parents[1] / "examples" / "spark_shop" / "pipeline.py"
@@ -45,9 +53,14 @@ def run_pipeline(settings: Settings, url: str, warehouse: Path, *, nights: int =
     ``progress`` is called with the seconds elapsed every half second while Spark runs."""
     if not PIPELINE.is_file():
         raise ConfigError(f"the demo pipeline is not at {PIPELINE}: run the demo from a clone")
-    conf = openlineage_conf(url, NAMESPACE, api_key, listener_jar(settings)) | {
-        "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
-        "spark.driver.memory": "1g"}
+    if settings.log == "sqlite":
+        conf = openlineage_conf(url, NAMESPACE, api_key, listener_jar(settings))
+    else:  # the listener sends to the Kafka log's topic itself (docs/kafka.md)
+        address = KafkaAddress.parse(settings.log, settings.kafka_port)
+        jars = [listener_jar(settings), *LocalBroker(settings).client_jars()]
+        conf = openlineage_kafka_conf(address.bootstrap, address.topic, NAMESPACE, jars)
+    conf |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
+             "spark.driver.memory": "1g"}
     props = settings.state_dir / "demo" / "openlineage.properties"
     props.parent.mkdir(parents=True, exist_ok=True)
     props.write_text(properties_text(conf))
@@ -79,6 +92,8 @@ def demo(settings: Settings, url: str, fail: bool, users: int = 2000, orders: in
          progress: Callable[[float, int, int], None] = lambda seconds, events, jobs: None) -> DemoRun:
     """Run the pipeline; ``progress`` hears, every half second, the seconds elapsed, the events
     received so far and how many runs have ended (a COMPLETE or FAIL event)."""
+    if settings.log != "sqlite":
+        return _demo_on_kafka(settings, url, fail, users, orders, api_key, wait)
     log = open_log(settings.log_path)
     before = log.last_seq()
     warehouse = settings.state_dir / "demo" / "warehouse"
@@ -104,6 +119,28 @@ def demo(settings: Settings, url: str, fail: bool, users: int = 2000, orders: in
         time.sleep(0.1)
     per_job = Counter(str(e.event.get("job", {}).get("name")) for e in log.read(before, last - before))
     return DemoRun(code, seconds, last - before, dict(per_job), queryable, warehouse, failed)
+
+
+def _demo_on_kafka(settings: Settings, url: str, fail: bool, users: int, orders: int,
+                   api_key: str | None, wait: float) -> DemoRun:
+    """The demo with the listener's Kafka transport: events go to the topic, not through the API;
+    queryable once the consumer group has committed everything."""
+    warehouse = settings.state_dir / "demo" / "warehouse"
+    code, seconds, stderr = run_pipeline(settings, url, warehouse, nights=2 if fail else 1,
+                                         fail_on_night=2 if fail else 0, users=users, orders=orders,
+                                         api_key=api_key)
+    ended = time.perf_counter()
+    failed = re.findall(r"job (\w+) failed:", stderr)
+    if code not in (0, 1) or (code == 1 and not failed):
+        raise ConfigError(f"the Spark pipeline failed (exit {code}):\n{stderr.strip()[-2000:]}")
+    address = KafkaAddress.parse(settings.log, settings.kafka_port)
+    queryable = None
+    while time.perf_counter() - ended < wait:
+        if group_lag(address) == 0:
+            queryable = time.perf_counter() - ended
+            break
+        time.sleep(0.2)
+    return DemoRun(code, seconds, 0, {}, queryable, warehouse, failed)
 
 
 @dataclass

@@ -123,7 +123,7 @@ class LocalBroker:
         return BrokerStatus(state, self.bootstrap, pid if state in ("running", "starting") else None,
                             self.home, detail)
 
-    def _assemble(self, say: Callable[[str], None]) -> None:
+    def _assemble(self, say: Callable[[str], None] = lambda line: None) -> None:
         marker = self.home / "lib" / ".assembled"
         if marker.is_file() and marker.read_text("utf-8") == KAFKA_VERSION:
             return
@@ -145,6 +145,13 @@ class LocalBroker:
             raise ServerError(f"Maven could not assemble Kafka (exit {done.returncode}):\n"
                               f"{(done.stdout + done.stderr)[-3000:]}")
         marker.write_text(KAFKA_VERSION, encoding="utf-8")
+
+    def client_jars(self, say: Callable[[str], None] = lambda line: None) -> list[Path]:
+        """``kafka-clients`` and the compression libraries it loads, from the broker's jars
+        (assembled on first use): what the Spark listener's Kafka transport needs beside it."""
+        self._assemble(say)
+        wanted = ("kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-")
+        return sorted(p for p in (self.home / "lib").iterdir() if p.name.startswith(wanted))
 
     def _java(self, main: str, *args: str, background: bool = False) -> subprocess.Popen[bytes]:
         java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get(
@@ -169,8 +176,9 @@ class LocalBroker:
             _LOG4J.format(logs=self.home / "logs"), encoding="utf-8")
         if not (self.home / "data" / "meta.properties").is_file():
             cluster = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-            code = self._java("kafka.tools.StorageTool", "format", "-t", cluster, "-c",
-                              str(conf)).wait(timeout=120)
+            # "=": an id may begin with "-", which would read as an option
+            code = self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster}",
+                              "-c", str(conf)).wait(timeout=120)
             if code != 0:
                 raise ServerError(f"formatting Kafka's storage failed (exit {code}); see "
                                   f"{self.home / 'logs' / 'stdout.log'}")

@@ -31,6 +31,7 @@ listing of events by time. Worker statistics are kept in the process that makes 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -56,6 +57,12 @@ KIND = "lineage-kind"
 REASON = "lineage-reason"
 SOURCE = "lineage-source"
 _ACK_TIMEOUT = 30.0  # seconds the broker has to acknowledge an append
+# a commit refused because the group moved on (a rebalance): the partitions' new owners load
+# those events again
+_REASSIGNED = ("REBALANCE", "UNKNOWN_MEMBER", "ILLEGAL_GENERATION", "FENCED")
+# librdkafka's own log goes to ours, and a broker away is retried every half second at most
+_CLIENT = {"reconnect.backoff.ms": 500, "reconnect.backoff.max.ms": 10_000}
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,7 @@ class KafkaLog:
                 "bootstrap.servers": self.address.bootstrap, "client.id": self.client_id,
                 "acks": "all", "enable.idempotence": True, "linger.ms": 5,
                 "compression.type": "zstd", "message.max.bytes": 10_000_000,
-                "delivery.timeout.ms": int(_ACK_TIMEOUT * 1000)})
+                "delivery.timeout.ms": int(_ACK_TIMEOUT * 1000), **_CLIENT}, logger=log)
         return self._producer
 
     def _produce(self, items: Sequence[tuple[str | None, bytes, list[tuple[str, bytes]]]],
@@ -208,7 +215,7 @@ class KafkaLog:
                 "client.id": self.client_id, "enable.auto.commit": False,
                 "auto.offset.reset": "earliest", "enable.partition.eof": False,
                 "fetch.message.max.bytes": 10_000_000, "max.poll.interval.ms": 600_000,
-                "partition.assignment.strategy": "cooperative-sticky"})
+                "partition.assignment.strategy": "cooperative-sticky", **_CLIENT}, logger=log)
             consumer.subscribe([self.address.topic], on_assign=self._on_assign,
                                on_revoke=self._on_revoke, on_lost=self._on_revoke)
             self._consumers[group] = consumer
@@ -231,6 +238,8 @@ class KafkaLog:
         """Entries after ``after`` (this process's sequence numbers), polling for more when fewer
         than ``limit`` are waiting."""
         kafka_consumer = self._consumer(consumer)
+        if self._loaded:  # a commit that failed (the broker was away, a rebalance): again first
+            self._commit_loaded(consumer)
         with self._lock:
             waiting = sum(1 for p in self._pending if p.seq > after)
         if waiting < limit:
@@ -290,13 +299,20 @@ class KafkaLog:
     def commit(self, consumer: str, seq: int) -> None:
         """Commit, synchronously, each partition's offset up to entry ``seq`` (and any left from
         a commit that failed: the broker was away)."""
-        kafka = _client()
         with self._lock:
             for p in self._pending:
                 if p.seq <= seq:
                     self._loaded[p.partition] = max(self._loaded.get(p.partition, -1), p.offset)
             self._pending = [p for p in self._pending if p.seq > seq]
             self._committed_seq = max(self._committed_seq, seq)
+        self._commit_loaded(consumer)
+
+    def _commit_loaded(self, consumer: str) -> None:
+        """Commit the offsets loaded and not yet committed. One that fails stays to be committed
+        with the next batch, or before the next read (or is loaded again by the partition's next
+        owner if this process dies first: the writes are idempotent)."""
+        kafka = _client()
+        with self._lock:
             upto = {part: off for part, off in self._loaded.items() if part in self._assigned}
         if not upto:
             return
@@ -305,14 +321,12 @@ class KafkaLog:
         try:
             self._consumer(consumer).commit(offsets=offsets, asynchronous=False)
         except kafka.KafkaException as e:
-            if "REBALANCE" in str(e).upper() or "UNKNOWN_MEMBER" in str(e).upper():
-                # a partition taken away meanwhile: its new owner loads those events again
-                with self._lock:
-                    self._loaded = {k: v for k, v in self._loaded.items() if k in self._assigned}
-                return
-            # kept in _loaded: committed with the next batch (or loaded again by the partition's
-            # next owner if this process dies first: the writes are idempotent)
-            raise LogError(f"Kafka at {self.address.bootstrap}: commit failed: {e}") from e
+            if not any(code in str(e).upper() for code in _REASSIGNED):
+                raise LogError(f"Kafka at {self.address.bootstrap}: commit failed: {e}") from e
+            # the group moved on (a rebalance): what this process still holds is committed next
+            # time; what it lost, its new owner loads again
+            log.info("commit refused during a rebalance (%s); retried with the next read", e)
+            return
         with self._lock:
             for part, off in upto.items():
                 if self._loaded.get(part) == off:
@@ -372,7 +386,8 @@ class KafkaLog:
         kafka = _client()
         reader = kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
                                  "group.id": f"lineage-replay-{time.time_ns()}",
-                                 "enable.auto.commit": False, "fetch.message.max.bytes": 10_000_000})
+                                 "enable.auto.commit": False, "fetch.message.max.bytes": 10_000_000,
+                                 **_CLIENT}, logger=log)
         try:
             meta = reader.list_topics(self.address.topic, timeout=10).topics[self.address.topic]
             if meta.error is not None:
@@ -422,7 +437,7 @@ class KafkaLog:
         kafka = _client()
         reader = kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
                                  "group.id": f"lineage-dead-{time.time_ns()}",
-                                 "enable.auto.commit": False})
+                                 "enable.auto.commit": False, **_CLIENT}, logger=log)
         try:
             meta = reader.list_topics(dead.address.topic, timeout=10).topics.get(dead.address.topic)
             if meta is None or meta.error is not None:
@@ -525,7 +540,7 @@ def create_topics(address: KafkaAddress, partitions: int) -> None:
     """Create the topic and its dead-letter topic if missing (the local broker does not create
     topics on first use)."""
     kafka = _client()
-    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap})
+    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=log)
     existing = admin.list_topics(timeout=10).topics
     wanted = [kafka.admin.NewTopic(t, partitions, 1) for t in (address.topic, address.dead_letters)
               if t not in existing]
@@ -546,7 +561,7 @@ def group_lag(address: KafkaAddress, group: str = "neo4j") -> int:
     group has loaded everything produced so far."""
     kafka = _client()
     probe = kafka.Consumer({"bootstrap.servers": address.bootstrap, "group.id": group,
-                            "enable.auto.commit": False})
+                            "enable.auto.commit": False, **_CLIENT}, logger=log)
     try:
         meta = probe.list_topics(address.topic, timeout=10).topics[address.topic]
         parts = [kafka.TopicPartition(address.topic, p) for p in sorted(meta.partitions)]

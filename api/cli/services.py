@@ -210,6 +210,10 @@ def demo_cmd(
                                                  "MLflow (examples/ml_shop), twice, synced into "
                                                  "the lineage (MLflow is installed into the state "
                                                  "directory on first use).")] = False,
+    log: Annotated[str | None, typer.Option(
+        "--log", help="kafka: the Spark listener sends to a Kafka topic with OpenLineage's Kafka "
+                      "transport, and workers load it (a local broker is started: docs/kafka.md)"
+    )] = None,
 ) -> None:
     """Run the example PySpark pipeline with the OpenLineage listener pointed at lineage-graph
     (starting `lineage up` if needed), then print what to ask. With --stack, the same pipeline
@@ -218,11 +222,18 @@ def demo_cmd(
     from api.auth import parse_tokens
     from api.demo import NAMESPACE, demo
 
+    if log is not None:
+        import os
+
+        from graph.settings import get_settings as read_settings
+
+        os.environ["LINEAGE_LOG"] = log
+        read_settings.cache_clear()
     settings = get_settings()
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not processes.wait_http(f"{url}/health", timeout=1):
         err.print("lineage-graph is not up: starting it (`lineage up`)")
-        up_cmd()
+        up_cmd(log=log, workers=None)
     # the listener needs a write-scoped token when the API requires tokens
     scopes = parse_tokens(settings.api_tokens).scopes
     token = next((t for t, scope in scopes.items() if scope == "write"), None)
@@ -241,8 +252,9 @@ def demo_cmd(
     except LineageError as e:
         raise fail(str(e)) from e
     wh = run.warehouse
-    out.print(f"Spark ran for {run.spark_seconds:.0f} s and sent {run.events} OpenLineage events "
-              f"({len(run.events_per_job)} jobs); " + (
+    sent = (f"sent {run.events} OpenLineage events ({len(run.events_per_job)} jobs)"
+            if settings.log == "sqlite" else f"sent its events to Kafka ({settings.log})")
+    out.print(f"Spark ran for {run.spark_seconds:.0f} s and {sent}; " + (
                   f"all queryable {run.queryable_after:.1f} s after the job ended."
                   if run.queryable_after is not None else "the worker has not caught up yet "
                   "(`lineage status`)."))

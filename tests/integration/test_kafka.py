@@ -114,6 +114,23 @@ def _post(url: str, body: bytes, content_type: str = "application/x-ndjson") -> 
         return result
 
 
+def _topic_values(address: KafkaAddress) -> list[bytes]:
+    """Every message value on the topic, partition by partition."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    reader = Consumer({"bootstrap.servers": address.bootstrap, "group.id": f"read-{uuid.uuid4()}"})
+    values = []
+    try:
+        for part in range(4):
+            low, high = reader.get_watermark_offsets(TopicPartition(address.topic, part), timeout=10)
+            if high > low:
+                reader.assign([TopicPartition(address.topic, part, low)])
+                values += [m.value() or b"" for m in reader.consume(high - low, timeout=10)]
+    finally:
+        reader.close()
+    return values
+
+
 def test_http_to_kafka_to_two_workers_builds_the_http_paths_graph(graph: Graph, broker: Broker) -> None:
     events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
     ingest_events(graph, events)
@@ -125,6 +142,15 @@ def test_http_to_kafka_to_two_workers_builds_the_http_paths_graph(graph: Graph, 
         assert answer["accepted"] == len(events)
         _wait_loaded(address)
         time.sleep(0.5)  # the last batch's commit follows its Neo4j commit
+    assert canonical_dump(graph) == expected
+    # `lineage replay` reads the topic from its earliest offsets
+    from ingest.pipeline import Ingester, IngestReport
+    from ingest.replay import replay
+
+    wipe(graph)
+    report = IngestReport()
+    replay(graph, KafkaLog(address), Ingester(graph), report)
+    assert report.read == len(events) and not report.rejected
     assert canonical_dump(graph) == expected
 
 
@@ -177,6 +203,12 @@ def test_the_openlineage_clients_kafka_transport_feeds_the_graph(graph: Graph, b
                              outputs=[OutputDataset(namespace="pg", name="mart.orders")]))
     with _workers(graph, address, 1):
         _wait_loaded(address)
+        time.sleep(0.5)
+    through_kafka = canonical_dump(graph)
+    sent = [json.loads(line) for line in _topic_values(address)]
+    wipe(graph)
+    ingest_events(graph, sent)  # the same events as the HTTP path loads them
+    assert canonical_dump(graph) == through_kafka
     found = graph.driver.execute_query(
         "MATCH (:Dataset {name: 'mart.orders'})-[:DERIVED_FROM]->(s:Dataset) RETURN s.name AS n")
     assert [r["n"] for r in found.records] == ["raw.orders"]
@@ -211,3 +243,23 @@ def test_bad_messages_are_dead_lettered_with_a_reason_and_never_stop_a_worker(
     assert any("hello" not in r and r for r in reasons)
     loaded = graph.driver.execute_query("MATCH (d:Dataset {namespace: 'ok', name: 'loaded'}) RETURN d")
     assert len(loaded.records) == 1  # the event after the bad ones
+
+
+def test_the_spark_listeners_kafka_transport_feeds_the_graph(graph: Graph, broker: Broker,
+                                                            tmp_path: Path) -> None:
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    from api.demo import run_pipeline
+    from impact.blast_radius import dataset_blast_radius
+
+    address = _address(broker)
+    # the listener jar is cached in the test state directory, Kafka's client jars under the broker
+    settings = Settings(state_dir=server_settings().state_dir, kafka_port=broker.settings.kafka_port,
+                        log=f"kafka://{address.bootstrap}/{address.topic}")
+    wh = tmp_path / "warehouse"
+    with _workers(graph, address, 2):
+        code, _, output = run_pipeline(settings, "http://127.0.0.1:9", wh, users=200, orders=800)
+        assert code == 0, output[-3000:]
+        _wait_loaded(address)
+        time.sleep(0.5)
+    reached = {i.name for i in dataset_blast_radius(graph, "file", f"{wh}/raw/users").impacted}
+    assert {f"{wh}/staging/users_clean", f"{wh}/dashboards/revenue", f"{wh}/ml/user_features"} <= reached
