@@ -56,10 +56,21 @@ def _counts(graph: Graph) -> tuple[int, int]:
 def _workers(env: dict[str, str], tmp: Path, count: int) -> list[subprocess.Popen[bytes]]:
     procs = []
     for i in range(count):
-        with (tmp / f"worker-{i}.log").open("ab") as out:
+        with (tmp / f"worker-{i}.log").open("wb") as out:
             procs.append(subprocess.Popen([sys.executable, "-m", "api.cli", "worker"], env=env,
                                           stdout=out, stderr=subprocess.STDOUT))
     return procs
+
+
+def _consuming(tmp: Path, count: int) -> None:
+    """Wait until each worker logged that it consumes."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if all("consuming " in (tmp / f"worker-{i}.log").read_text("utf-8", "replace")
+               for i in range(count)):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the workers did not start; see {tmp}")
 
 
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
@@ -78,13 +89,16 @@ def _round(a: argparse.Namespace, settings: Settings, server: LocalServer, event
     try:
         apply_schema(graph)
         env = _env(settings, log, tmp)
+        # the workers start first, on an empty log (their start-up is not timed), then the events
+        # are put in the log at once and the clock runs until the last is loaded
         if log == "sqlite":
             (tmp / "events.db").unlink(missing_ok=True)
             sqlite = SQLiteLog(tmp / "events.db")
+            procs = _workers(env, tmp, 1)
+            _consuming(tmp, 1)
+            t0 = time.perf_counter()
             sqlite.append(events)
             last = sqlite.last_seq()
-            procs = _workers(env, tmp, 1)
-            t0 = time.perf_counter()
             while sqlite.position(CONSUMER) < last:
                 time.sleep(0.05)
             took = time.perf_counter() - t0
@@ -92,12 +106,14 @@ def _round(a: argparse.Namespace, settings: Settings, server: LocalServer, event
         else:
             address = KafkaAddress.parse(log)
             create_topics(address, a.partitions)
+            procs = _workers(env, tmp, workers)
+            _consuming(tmp, workers)
+            time.sleep(3)  # the group's first assignment
+            t0 = time.perf_counter()
             producer = KafkaLog(address)
             for start in range(0, len(events), 1000):
                 producer.append(events[start:start + 1000])
             producer.close()
-            procs = _workers(env, tmp, workers)
-            t0 = time.perf_counter()
             while group_lag(address) > 0:
                 time.sleep(0.1)
             took = time.perf_counter() - t0
@@ -128,7 +144,8 @@ def main() -> None:
     broker.start()
     server = LocalServer(settings)
     events = []
-    for e in gen_events(tables(a.tables, seed=21), seed=21):
+    days = -(-a.events // (2 * a.tables))  # each table's job runs daily: a START and an end
+    for e in gen_events(tables(a.tables, seed=21), seed=21, days=days, starts=True):
         events.append(e)
         if len(events) >= a.events:
             break
