@@ -214,6 +214,13 @@ def test_events_posted_while_neo4j_is_stopped_load_when_it_is_back(tmp_path: Pat
         worker.start()
         while "consuming /" not in worker.log.read_text():
             time.sleep(0.1)
+        # the API too must be up (it applies the schema as it starts) before Neo4j goes away
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{api_port}/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.1)
         server.stop()
         body = json.dumps(_events(2)).encode()
         req = urllib.request.Request(f"http://127.0.0.1:{api_port}/api/v1/lineage", data=body,

@@ -1,6 +1,6 @@
 """Crash recovery on the Kafka log, scripted and bounded in time, on loopback only.
 
-A producer puts LINEAGE_FAULT_EVENTS (default 10,000) events on a topic of a real local broker,
+A producer puts LINEAGE_KAFKA_FAULT_EVENTS (default 5,000) events on a topic of a real local broker,
 re-sending a batch until the broker acknowledged it, as OpenLineage's Kafka transport would; two
 real `lineage worker` processes of one consumer group load them into a dedicated Neo4j. During the
 load we kill -9 a worker, then the broker, then Neo4j, and start each again. Afterwards the graph
@@ -30,11 +30,12 @@ from ingest.log import LogError  # noqa: E402
 from ingest.pipeline import Ingester, IngestReport  # noqa: E402
 from ingest.read import RawItem  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
-from tests.faults.test_crash_recovery import EVENTS, Proc, _events, _graph_state  # noqa: E402
+from tests.faults.test_crash_recovery import Proc, _events, _graph_state  # noqa: E402
 from tests.helpers import free_port, rows  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 BATCH = 50
+EVENTS = int(os.environ.get("LINEAGE_KAFKA_FAULT_EVENTS", "5000"))
 
 
 def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
