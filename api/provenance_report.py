@@ -37,7 +37,13 @@ def _pii(s: Source) -> str:
 
 def _facts(p: Provenance, quote: str) -> list[tuple[str, list[str]]]:
     """The version's MLflow facts, params and metrics, each item quoted by ``quote``."""
-    found = [("Model", [f"{k} " + quote.format(v) for k, v in p.model.items()
+    def shown(v: Any) -> str:
+        if isinstance(v, dict):  # the registry entry: stage, status, aliases
+            return ", ".join(f"{k}={x}" for k, x in v.items() if x not in (None, [], "")
+                             and k != "version")
+        return str(v)
+
+    found = [("Model", [f"{k} " + quote.format(shown(v)) for k, v in p.model.items()
                         if v not in (None, [], "")]),
              ("Params", [quote.format(f"{k}={v}") for k, v in p.run["params"].items()]),
              ("Metrics", [quote.format(f"{k}={v}") for k, v in p.run["metrics"].items()])]
@@ -120,7 +126,8 @@ def mermaid(p: Provenance) -> list[str]:
     node(p.key)
     for derived, source, job in p.edges[:MERMAID_EDGES]:
         a, b = node(source), node(derived)
-        label = (job or "").split(":", 1)[-1].replace('"', "'").replace("|", "/")
+        # the job's name (its namespace may hold ':' itself: mlflow://host:port)
+        label = (job or "").rsplit(":", 1)[-1].replace('"', "'").replace("|", "/")
         lines.append(f"  {a} -->|{label}| {b}" if label else f"  {a} --> {b}")
     lines.append(f"  class {ids[p.key]} model")
     for key in tagged & set(ids):

@@ -159,7 +159,11 @@ def provenance(graph: Graph, name: str, version: str | None = None, namespace: s
             trails.append(FieldTrail(column, steps, tagged))
     versions = tuple({"version": str(r["version"]), "runId": r["runId"], "state": r["state"],
                       "trainedAt": native_time(r["trainedAt"])} for r in rows)
+    # the model's output facet holds the facts of its latest write: they describe this version
+    # only when they name it
     model = _facts(_json(row["model"]))
+    if str(model.get("version", row["version"])) != str(row["version"]):
+        model = {}
     if row["registry"]:  # the registry as last synced: the version's stage now, or gone from it
         listed = {str(v.get("version")): v for v in _json(row["registry"]).get("versions") or []}
         model["registry"] = listed.get(str(row["version"])) or "not in the registry (deleted)"

@@ -34,7 +34,8 @@ Deliver = Callable[[list[RawItem], IngestReport], IngestReport]
 @dataclass
 class SyncReport:
     runs: int = 0  # runs read from MLflow
-    sent: int = 0  # runs whose events were sent
+    sent: int = 0  # runs and registered models whose events were sent
+    registries: int = 0  # of which registered models (their registry's state)
     unchanged: int = 0  # runs whose events had been sent before, unchanged
     events: int = 0
     models: int = 0  # model versions among the outputs sent
@@ -88,6 +89,7 @@ def sync(tracking_uri: str, deliver: Deliver, state_dir: Path, *, since: datetim
         if len(report.ingest.rejected) == before:  # a rejected run is tried again next time
             sent[run_id] = digest
         report.sent += 1
+        report.registries += run_id.startswith("registry:")
         report.events += len(events)
         report.models += len(events[-1].get("outputs") or [])
     path.parent.mkdir(parents=True, exist_ok=True)

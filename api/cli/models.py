@@ -85,7 +85,9 @@ def sync_cmd(
                               table_namespace=table_namespace, resend=resend,
                               say=lambda line: err.print(line, highlight=False))
                 out.print(f"MLflow {uri}: {report.runs} runs read, {report.sent} sent "
-                          f"({report.events} events, {report.models} model versions), "
+                          f"({report.sent - report.registries} runs and {report.registries} "
+                          f"registered models: {report.events} events, {report.models} model "
+                          "versions), "
                           f"{report.unchanged} unchanged; [green]{report.ingest.loaded} loaded[/], "
                           f"[red]{len(report.ingest.rejected)} rejected[/]", highlight=False)
                 for rejection in report.ingest.rejected[:20]:

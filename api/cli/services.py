@@ -328,8 +328,8 @@ def _demo_ml(settings: Settings, url: str, token: str | None) -> None:
         raise fail(str(e)) from e
     for line in run.trained:
         out.print(line, highlight=False)
-    synced = sum(r.sent for r in run.syncs)
-    out.print(f"MLflow at {run.tracking_uri}: {synced} training runs synced; "
+    runs = sum(r.sent - r.registries for r in run.syncs)
+    out.print(f"MLflow at {run.tracking_uri}: {runs} training runs synced; "
               + ("all loaded." if run.loaded else "the worker has not caught up yet (`lineage status`)."),
               highlight=False)
     wh = run.warehouse

@@ -153,6 +153,7 @@ def test_provenance_of_a_version_reaches_the_sources(shop: Shop) -> None:
     text = provenance_markdown(p)
     assert "```mermaid" in text and f"{shop.wh}/raw/users" in text and "| 2 (this)" not in text
     assert p.model["registry"]["status"] == "READY"
+    assert p.model.get("version", "1") == "1"  # never the newest write's facts (version 2)
     assert provenance(shop.graph, "churn").version == "2"  # the newest by default
 
 
