@@ -171,7 +171,7 @@ class LocalServer:
     def _java(self, main: str, *args: str, timeout: float = 120.0,
               nice: int = 0) -> subprocess.CompletedProcess[str]:
         """Run a Neo4j entry point at nice value ``nice``, or this process's own if higher."""
-        java = _java_binary()
+        java = java_binary()
         env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.home / "conf"))
         cmd = [java, "-cp", f"{self.home / 'lib'}/*", f"-Dbasedir={self.home}", main, *args]
         lower = max(0, nice - os.nice(0)) if hasattr(os, "nice") else 0
@@ -294,13 +294,14 @@ def external_status(settings: Settings) -> ServerStatus:
     )
 
 
-def _java_binary() -> str:
+def java_binary(needed_by: str = "Neo4j 5.26") -> str:
+    """JAVA_HOME's java, else the one on PATH (``needed_by`` names what needs it in the error)."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "java").exists():
         return str(Path(java_home) / "bin" / "java")
     java = shutil.which("java")
     if java is None:
-        raise ConfigError("Java 17 is needed to run Neo4j 5.26: no `java` on PATH and no JAVA_HOME")
+        raise ConfigError(f"Java 17 is needed to run {needed_by}: no `java` on PATH and no JAVA_HOME")
     return java
 
 

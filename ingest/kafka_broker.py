@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
+from graph.local_server import java_binary
 from graph.private import PRIVATE_UMASK, private_dir
 from graph.probes import process_alive, read_pid
 from graph.settings import Settings
@@ -154,11 +155,7 @@ class LocalBroker:
         return sorted(p for p in (self.home / "lib").iterdir() if p.name.startswith(wanted))
 
     def _java(self, main: str, *args: str, background: bool = False) -> subprocess.Popen[bytes]:
-        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get(
-            "JAVA_HOME") else shutil.which("java")
-        if not java:
-            raise ConfigError("Java 17 is needed to run Kafka: no `java` on PATH and no JAVA_HOME")
-        cmd = [java, f"-Xmx{self.settings.kafka_heap}", f"-Xms{self.settings.kafka_heap}",
+        cmd = [java_binary("Kafka"), f"-Xmx{self.settings.kafka_heap}", f"-Xms{self.settings.kafka_heap}",
                f"-Dlog4j2.configurationFile={self.home / 'conf' / 'log4j2.properties'}",
                "-cp", f"{self.home / 'lib'}/*", main, *args]
         out = (self.home / "logs" / "stdout.log").open("ab")

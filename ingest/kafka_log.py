@@ -47,7 +47,6 @@ from ingest.event_log import (
     DeadLetter,
     Entry,
     EntryKind,
-    EventLog,
     LogError,
 )
 from ingest.limits import loads
@@ -550,10 +549,6 @@ def create_topics(address: KafkaAddress, partitions: int) -> None:
         except kafka.KafkaException as e:
             if "TOPIC_ALREADY_EXISTS" not in str(e):
                 raise LogError(f"could not create Kafka topic {topic}: {e}") from e
-
-
-def _check_protocol(log: KafkaLog) -> EventLog:
-    return log  # mypy checks that KafkaLog is an EventLog
 
 
 def group_lag(address: KafkaAddress, group: str = "neo4j") -> int:

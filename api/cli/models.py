@@ -58,6 +58,7 @@ def sync_cmd(
     """
     from api.mlflow_server import status
     from ingest.log import open_log
+    from ingest.mlflow_records import MlflowError, Tracking
     from ingest.mlflow_sync import sync
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
@@ -65,6 +66,10 @@ def sync_cmd(
 
     settings = get_settings()
     uri = tracking_uri or settings.mlflow_uri or status(settings).url
+    try:
+        Tracking(uri)  # a URI that names no server is a bad option, not a failure
+    except MlflowError as e:
+        raise fail(f"--tracking-uri: {e}", code=2) from e
     try:
         moment = parse_time(since) if since else None
     except ValueError as e:

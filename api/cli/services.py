@@ -368,6 +368,14 @@ def up_cmd(
 
     read_settings.cache_clear()
     settings = get_settings()
+    if settings.log != "sqlite":
+        from ingest.kafka_log import KafkaAddress
+        from ingest.log import LogError
+
+        try:
+            KafkaAddress.parse(settings.log, settings.kafka_port)
+        except LogError as e:
+            raise fail(str(e), code=2) from e
     try:
         with writing_graph(settings):  # starts the local Neo4j if needed, applies the schema once
             pass

@@ -56,3 +56,18 @@ def test_a_message_that_is_not_an_event_reaches_the_worker_as_a_rejection() -> N
         item = from_log(Entry(7, 0.0, event, Checked.RECEIVED))
         assert item.error and item.error.startswith(reason) and item.obj is None
         assert event[RAW] == value.decode()
+
+
+def test_a_bad_log_address_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from api.cli import app
+    from graph.settings import get_settings
+
+    monkeypatch.setenv("LINEAGE_LOG", "sqlite")  # `lineage up` sets it: restored after the test
+    monkeypatch.setenv("LINEAGE_WORKERS", "1")
+    try:
+        done = CliRunner().invoke(app, ["up", "--log", "kafka://broker/a/b"])
+    finally:
+        get_settings.cache_clear()
+    assert done.exit_code == 2 and "no '/'" in done.output

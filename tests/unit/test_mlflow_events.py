@@ -172,3 +172,12 @@ def test_a_tracking_uri_must_be_a_server() -> None:
 def test_an_unreachable_server_is_a_clear_error() -> None:
     with pytest.raises(MlflowError, match="could not reach MLflow"):
         Tracking("http://127.0.0.1:9", timeout=2).experiments()
+
+
+def test_a_tracking_uri_that_names_no_server_is_a_usage_error() -> None:
+    from typer.testing import CliRunner
+
+    from api.cli import app
+
+    done = CliRunner().invoke(app, ["mlflow", "sync", "--tracking-uri", "databricks"])
+    assert done.exit_code == 2 and "--tracking-uri" in done.output
