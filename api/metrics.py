@@ -1,16 +1,19 @@
-"""Prometheus text exposition for ``/metrics``: the API's own counters, plus what the event log and
-the worker (another process) recorded in the log's database."""
+"""Prometheus text exposition for ``/metrics``: the API's own counters, plus the event log and the
+worker (other processes): what the worker recorded in the SQLite log's database, or what the broker
+says of a Kafka log's consumer group."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 from api.request_stats import BUCKETS, RequestStats
 from impact.health import RATIOS, Group, Health
 from impact.slo import Verdict
-from ingest.log import EventLog
+from ingest.kafka_log import KafkaLog, describe_group
+from ingest.log import EventLog, LogError
 from ingest.worker import backlog
 
 
@@ -61,6 +64,26 @@ def render(counters: Counters, log: EventLog,
            [(v, {"reason": k}) for k, v in sorted(rejected.items())] or [(0, {"reason": "none"})])
     metric("lineage_ingest_requests_total", "counter", "POST /api/v1/lineage requests by status.",
            [(v, {"status": str(k)}) for k, v in sorted(requests.items())] or [(0, {"status": "201"})])
+    if isinstance(log, KafkaLog):
+        _kafka(metric, log)
+    else:
+        _sqlite(metric, log)
+    if stats is not None:
+        _requests(metric, out, stats)
+    if health is not None:
+        _health(metric, *health)
+    if violations is not None:
+        metric("lineage_policy_violations", "gauge",
+               "Open violations of each policy rule that count (no waiver accepts them).",
+               [(n, {"rule": rule, "severity": severity}) for rule, severity, n in violations])
+    return "\n".join(out) + "\n"
+
+
+Metric = Callable[[str, str, str, Sequence[tuple[float, dict[str, str] | None]]], None]
+
+
+def _sqlite(metric: Metric, log: EventLog) -> None:
+    """The SQLite log and the worker, as the worker recorded itself in the log's database."""
     metric("lineage_log_events", "gauge", "Events in the log (last sequence number).",
            [(log.last_seq(), None)])
     metric("lineage_log_bytes", "gauge", "Size of the log's files on disk.", [(log.size_bytes(), None)])
@@ -81,18 +104,33 @@ def render(counters: Counters, log: EventLog,
     metric("lineage_worker_last_batch_seconds", "gauge", "Duration of the last batch.",
            [(worker.get("last_batch_seconds", 0), None)])
     metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(log.dead_letter_count(), None)])
-    if stats is not None:
-        _requests(metric, out, stats)
-    if health is not None:
-        _health(metric, *health)
-    if violations is not None:
-        metric("lineage_policy_violations", "gauge",
-               "Open violations of each policy rule that count (no waiver accepts them).",
-               [(n, {"rule": rule, "severity": severity}) for rule, severity, n in violations])
-    return "\n".join(out) + "\n"
 
 
-Metric = Callable[[str, str, str, Sequence[tuple[float, dict[str, str] | None]]], None]
+def _kafka(metric: Metric, log: KafkaLog) -> None:
+    """The Kafka log: the topic and the workers' consumer group, as the broker says them (each
+    worker's batch timings stay in its own process and its log lines)."""
+    try:
+        group = describe_group(log.address)
+    except LogError:  # the broker away: say so rather than fail the scrape
+        metric("lineage_kafka_up", "gauge", "1 when the broker answered this scrape.", [(0, None)])
+        return
+    metric("lineage_kafka_up", "gauge", "1 when the broker answered this scrape.", [(1, None)])
+    metric("lineage_log_events", "gauge", "Events produced to the topic (its partitions' ends).",
+           [(sum(p.end for p in group.partitions), None)])
+    metric("lineage_worker_lag_events", "gauge", "Events in the log not yet in Neo4j.",
+           [(group.lag, None)])
+    metric("lineage_worker_lag_seconds", "gauge", "Age of the oldest event not yet in Neo4j.",
+           [(group.oldest_wait(time.time()), None)])
+    metric("lineage_worker_events_total", "counter",
+           "Events the workers' consumer group committed (loaded into Neo4j).",
+           [(group.committed, None)])
+    metric("lineage_kafka_partition_lag_events", "gauge",
+           "Events of each partition not yet in Neo4j, with the worker holding the partition.",
+           [(p.lag, {"partition": str(p.partition), "worker": p.worker}) for p in group.partitions])
+    metric("lineage_kafka_group_members", "gauge", "Workers in the consumer group now.",
+           [(len([w for w in group.held() if w]), None)])
+    metric("lineage_dead_letters", "gauge", "Messages kept in the dead-letter topic.",
+           [(group.dead_letters, None)])
 
 
 def _requests(metric: Metric, out: list[str], requests: RequestStats) -> None:

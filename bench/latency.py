@@ -49,8 +49,12 @@ from ingest.read import RawItem
 def bench_settings() -> Settings:
     state = os.environ.get("LINEAGE_BENCH_STATE_DIR") or platformdirs.user_cache_dir(
         "lineage-graph-bench", appauthor=False)
+    # 2 GiB heap and 1 GiB page cache up to L; a larger graph is measured with more
+    # (LINEAGE_BENCH_NEO4J_HEAP, LINEAGE_BENCH_NEO4J_PAGECACHE), as its deployment would have
     return Settings(state_dir=Path(state), neo4j_bolt_port=27687, neo4j_http_port=27474,
-                    neo4j_heap="2g", neo4j_pagecache="1g", query_timeout=120)
+                    neo4j_heap=os.environ.get("LINEAGE_BENCH_NEO4J_HEAP", "2g"),
+                    neo4j_pagecache=os.environ.get("LINEAGE_BENCH_NEO4J_PAGECACHE", "1g"),
+                    query_timeout=120)
 
 
 def emit(results: dict[str, Any], path: Path | None) -> None:

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,6 +61,9 @@ _ACK_TIMEOUT = 30.0  # seconds the broker has to acknowledge an append
 # a commit refused because the group moved on (a rebalance): the partitions' new owners load
 # those events again
 _REASSIGNED = ("REBALANCE", "UNKNOWN_MEMBER", "ILLEGAL_GENERATION", "FENCED")
+# the group's coordinator not elected or still loading (a broker just started): ask again
+_COORDINATOR_MOVING = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
+                       "COORDINATOR_NOT_AVAILABLE")
 # librdkafka's own log goes to ours, and a broker away is retried every half second at most
 _CLIENT = {"reconnect.backoff.ms": 500, "reconnect.backoff.max.ms": 10_000}
 log = logging.getLogger(__name__)
@@ -110,6 +115,11 @@ def message_key(event: dict[str, Any]) -> str | None:
     return f"run:{job.get('namespace')}/{job.get('name')}"
 
 
+def worker_client_id(pid: int | None = None) -> str:
+    """The Kafka client id of this process (or of process ``pid`` on this host)."""
+    return f"lineage-graph-{socket.gethostname()}-{pid or os.getpid()}"
+
+
 def _client() -> Any:
     try:
         import confluent_kafka
@@ -131,12 +141,13 @@ class _Polled:
 class KafkaLog:
     """An :class:`EventLog` on a Kafka topic (see the module's docstring)."""
 
-    def __init__(self, address: KafkaAddress, client_id: str = "lineage-graph",
+    def __init__(self, address: KafkaAddress, client_id: str | None = None,
                  max_event_bytes: int = 8 * 2**20) -> None:
         self.address = address
         self.max_event_bytes = max_event_bytes  # a larger message is dead-lettered, as the API
         # refuses a larger body (LINEAGE_MAX_BODY_BYTES)
-        self.client_id = client_id
+        # the group's members are told apart by it (describe_group, `lineage status`)
+        self.client_id = client_id or worker_client_id()
         self._producer: Any = None
         self._consumers: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -332,6 +343,10 @@ class KafkaLog:
                     del self._loaded[part]
 
     def position(self, consumer: str) -> int:
+        """In a worker: this process's sequence number of the last entry committed. Elsewhere
+        (the API): the events the consumer group committed, all partitions."""
+        if not self._consumers:
+            return self._group(consumer, lambda g: g.committed)
         return self._committed_seq
 
     def advance(self, consumer: str, expected: int, seq: int) -> bool:
@@ -343,15 +358,20 @@ class KafkaLog:
     def last_seq(self) -> int:
         """In a worker: this process's sequence number of the last entry handed out, plus what
         the group has still to consume of the partitions this process holds (its lag). Elsewhere
-        (the API's metrics): the group's lag over the whole topic, so that the worker's backlog
-        (ingest.worker.backlog) reads right."""
-        if not self._consumers:  # the API, metrics: the consumer group's lag, all partitions
-            with contextlib.suppress(Exception):  # metrics must not fail on a broker away
-                return group_lag(self.address)
-            return 0
+        (the API): the events produced to the topic, all partitions; so ``last_seq() -
+        position()`` is the group's lag in both."""
+        if not self._consumers:
+            return self._group("neo4j", lambda g: sum(p.end for p in g.partitions))
         with self._lock:
             handed = self._pending[-1].seq if self._pending else self._committed_seq
         return handed + self.lag()
+
+    def _group(self, group: str, figure: Callable[[GroupState], int]) -> int:
+        """A figure of the consumer group's state; 0 while the broker cannot say (metrics and
+        health must not fail on a broker away)."""
+        with contextlib.suppress(LogError):
+            return figure(describe_group(self.address, group, waits=False))
+        return 0
 
     def lag(self, consumer: str = "neo4j") -> int:
         """Events of this process's partitions not yet consumed by the group."""
@@ -467,7 +487,9 @@ class KafkaLog:
         return found
 
     def dead_letter_count(self) -> int:
-        return len(self.dead_letters())
+        """The messages the dead-letter topic keeps, from its watermarks (nothing is read); 0
+        while the broker cannot say (metrics must not fail on a broker away)."""
+        return self._group("neo4j", lambda g: g.dead_letters)
 
     def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None:
         raise LogError("dead letters of a Kafka log stay in their topic: produce an event again to "
@@ -551,19 +573,132 @@ def create_topics(address: KafkaAddress, partitions: int) -> None:
                 raise LogError(f"could not create Kafka topic {topic}: {e}") from e
 
 
-def group_lag(address: KafkaAddress, group: str = "neo4j") -> int:
-    """Events of the topic the consumer group has not committed yet (all partitions): 0 when the
-    group has loaded everything produced so far."""
+# -- the consumer group, seen from outside it (the API's /metrics, `lineage status`) ----------
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition of the topic as the consumer group stands on it."""
+
+    partition: int
+    committed: int  # the group's next offset: the earliest kept one when it never committed
+    end: int  # the partition's high watermark: the offset the next event will have
+    worker: str  # the client id of the group member holding it, "" when none does
+    waiting_since: float | None  # when the oldest uncommitted event was produced (epoch s)
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.end - self.committed)
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """The workers' consumer group on the topic: per partition, what is loaded and who holds it;
+    and the dead letters' count (every message of the dead-letter topic still kept)."""
+
+    topic: str
+    state: str  # as the broker says it: STABLE, EMPTY, PREPARING_REBALANCE, ...
+    partitions: tuple[PartitionState, ...]
+    dead_letters: int
+
+    @property
+    def lag(self) -> int:
+        """Events produced and not yet committed by the group (loaded into Neo4j)."""
+        return sum(p.lag for p in self.partitions)
+
+    @property
+    def committed(self) -> int:
+        """Events the group committed since the topic began (a counter: it only grows)."""
+        return sum(p.committed for p in self.partitions)
+
+    def oldest_wait(self, now: float) -> float:
+        """Seconds the oldest uncommitted event has waited (0 when none waits)."""
+        since = [p.waiting_since for p in self.partitions if p.lag and p.waiting_since]
+        return max(0.0, now - min(since)) if since else 0.0
+
+    def held(self) -> dict[str, list[PartitionState]]:
+        """The partitions by the client id of the worker holding them ("" : nobody)."""
+        out: dict[str, list[PartitionState]] = {}
+        for p in self.partitions:
+            out.setdefault(p.worker, []).append(p)
+        return out
+
+
+def describe_group(address: KafkaAddress, group: str = "neo4j", timeout: float = 10,
+                   waits: bool = True) -> GroupState:
+    """The consumer group's state on the topic (raises LogError when the broker cannot say);
+    ``waits``: also read when each partition's oldest uncommitted event was produced."""
     kafka = _client()
+    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=log)
     probe = kafka.Consumer({"bootstrap.servers": address.bootstrap, "group.id": group,
                             "enable.auto.commit": False, **_CLIENT}, logger=log)
     try:
-        meta = probe.list_topics(address.topic, timeout=10).topics[address.topic]
+        topics = probe.list_topics(timeout=timeout).topics
+        meta = topics.get(address.topic)
+        if meta is None or meta.error is not None:
+            raise LogError(f"Kafka topic {address.topic} on {address.bootstrap}: "
+                           f"{meta.error if meta else 'no such topic'}")
+        described = _described(admin, group, timeout)
+        holder = {tp.partition: m.client_id for m in described.members
+                  for tp in m.assignment.topic_partitions if tp.topic == address.topic}
         parts = [kafka.TopicPartition(address.topic, p) for p in sorted(meta.partitions)]
-        total = 0
-        for tp in probe.committed(parts, timeout=10):
-            low, high = probe.get_watermark_offsets(tp, timeout=10)
-            total += high - (tp.offset if tp.offset >= 0 else low)
-        return total
+        states = []
+        for tp in probe.committed(parts, timeout=timeout):
+            low, high = probe.get_watermark_offsets(tp, timeout=timeout)
+            committed = tp.offset if tp.offset >= 0 else low
+            states.append(PartitionState(tp.partition, committed, high,
+                                         holder.get(tp.partition, ""), None))
+        waiting = _produced_at(probe, address.topic, {p.partition: p.committed for p in states
+                                                      if p.lag and waits}, timeout)
+        states = [PartitionState(p.partition, p.committed, p.end, p.worker,
+                                 waiting.get(p.partition)) for p in states]
+        dead = 0
+        dead_meta = topics.get(address.dead_letters)
+        if dead_meta is not None and dead_meta.error is None:
+            for part in dead_meta.partitions:
+                low, high = probe.get_watermark_offsets(
+                    kafka.TopicPartition(address.dead_letters, part), timeout=timeout)
+                dead += high - low
+        return GroupState(address.topic, described.state.name, tuple(states), dead)
+    except kafka.KafkaException as e:
+        raise LogError(f"Kafka at {address.bootstrap}: {e}") from e
     finally:
         probe.close()
+
+
+def _described(admin: Any, group: str, timeout: float) -> Any:
+    """The group's description, asked again while the broker says to retry (a coordinator not
+    elected or still loading, as on a broker just started)."""
+    kafka = _client()
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return admin.describe_consumer_groups([group])[group].result(timeout=timeout)
+        except kafka.KafkaException as e:
+            error = e.args[0] if e.args else None
+            again = isinstance(error, kafka.KafkaError) and (
+                error.retriable() or error.name() in _COORDINATOR_MOVING)
+            if not again or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _produced_at(reader: Any, topic: str, offsets: dict[int, int], timeout: float
+                 ) -> dict[int, float]:
+    """When the message at each partition's offset was produced (epoch seconds), for as many
+    of them as the broker returns within ``timeout``."""
+    if not offsets:
+        return {}
+    kafka = _client()
+    reader.assign([kafka.TopicPartition(topic, p, o) for p, o in offsets.items()])
+    found: dict[int, float] = {}
+    deadline = time.monotonic() + timeout
+    while len(found) < len(offsets) and time.monotonic() < deadline:
+        for message in reader.consume(len(offsets), timeout=0.5):
+            if not message.error() and message.partition() not in found:
+                found[message.partition()] = message.timestamp()[1] / 1000
+    return found
+
+
+def group_lag(address: KafkaAddress, group: str = "neo4j") -> int:
+    """Events of the topic the consumer group has not committed yet (all partitions): 0 when the
+    group has loaded everything produced so far."""
+    return describe_group(address, group, waits=False).lag

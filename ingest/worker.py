@@ -36,6 +36,7 @@ from graph.log_context import bound
 from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES
 from ingest import commands
 from ingest.event_log import WORKER
+from ingest.kafka_log import KafkaLog, describe_group
 from ingest.load import SeenCurrent
 from ingest.log import Entry, EventLog, LogError
 from ingest.pipeline import Ingester, IngestReport, Prepared
@@ -48,7 +49,14 @@ CONSUMER = WORKER
 
 def backlog(log: EventLog) -> tuple[int, float]:
     """The worker's lag: events in the log not yet loaded, and the age in seconds of the oldest
-    of them (0 when none waits)."""
+    of them (0 when none waits). On a Kafka log, the whole consumer group's (its workers are
+    other processes)."""
+    if isinstance(log, KafkaLog):
+        try:
+            group = describe_group(log.address)
+        except LogError:  # the broker away: nothing known to wait (metrics must not fail)
+            return 0, 0.0
+        return group.lag, group.oldest_wait(time.time())
     last, position = log.last_seq(), log.position(CONSUMER)
     if last <= position:
         return 0, 0.0

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -462,9 +463,9 @@ def up_state(settings: Settings) -> dict[str, Any]:
         if name == "api":
             state[name]["url"] = f"http://{settings.api_host}:{settings.api_port}"
         ok = ok and p.running
-    if settings.log != "sqlite":  # the workers know their lag (lineage_worker_* on /metrics)
-        state["log"] = {"path": settings.log, "events": 0, "workerLag": 0, "deadLetters": 0}
-        state["ok"] = ok
+    if settings.log != "sqlite":
+        state["log"] = _kafka_state(settings, state)
+        state["ok"] = ok and "error" not in state["log"]
         return state
     events = open_log(settings.log_path)
     try:
@@ -477,6 +478,31 @@ def up_state(settings: Settings) -> dict[str, Any]:
     return state
 
 
+def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
+    """A Kafka log as its broker says it: the topic's events, the consumer group's lag and dead
+    letters, and which partitions each worker holds (added to the workers' entries of ``state``;
+    ``members`` has every member of the group, started here or elsewhere)."""
+    from ingest.event_log import LogError
+    from ingest.kafka_log import KafkaAddress, describe_group, worker_client_id
+
+    address = KafkaAddress.parse(settings.log, settings.kafka_port)
+    try:
+        group = describe_group(address, timeout=5)
+    except LogError as e:
+        return {"path": settings.log, "error": str(e)}
+    held = group.held()
+    for name in [k for k in state if k.startswith("worker") and state[k]["running"]]:
+        mine = held.get(worker_client_id(state[name]["pid"]), [])
+        state[name]["partitions"] = [p.partition for p in mine]
+        state[name]["lag"] = sum(p.lag for p in mine)
+    return {"path": settings.log, "topic": group.topic, "group": group.state,
+            "partitions": len(group.partitions), "events": sum(p.end for p in group.partitions),
+            "workerLag": group.lag, "waitingSeconds": round(group.oldest_wait(time.time()), 1),
+            "deadLetters": group.dead_letters,
+            "members": {member or "(none)": [p.partition for p in parts]
+                        for member, parts in sorted(held.items())}}
+
+
 def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
     """The state of Neo4j, the services and the log as a table that fits the terminal; whether
     every part is up. Addresses are printed whole, never broken (a copy of a URL works)."""
@@ -487,11 +513,22 @@ def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
     for name in [k for k in state if k == "api" or k.startswith("worker") or k == "mlflow-sync"]:
         p = state[name]
         where = f"{p['url']} (docs at /docs)  " if p.get("url") else ""
+        held = (f"partitions {','.join(map(str, p['partitions'])) or 'none'}, lag {p['lag']}  "
+                if "partitions" in p else "")
         table.add_row(name, "running" if p["running"] else "stopped",
-                      f"pid {p['pid']}  {where}log {p['log']}" if p["running"] else f"log {p['log']}")
-    if str(log["path"]).startswith("kafka"):
-        table.add_row("log", "Kafka", f"{log['path']}  (lag and dead letters: `lineage_worker_*` "
-                                      "on /metrics, `lineage dead-letters`)")
+                      f"pid {p['pid']}  {where}{held}log {p['log']}" if p["running"]
+                      else f"log {p['log']}")
+    if "error" in log:
+        table.add_row("log", "unreachable", log["error"])
+    elif "topic" in log:
+        unheld = log["members"].get("(none)", [])
+        table.add_row("log", f"{log['events']} events",
+                      f"worker lag {log['workerLag']} events"
+                      + (f" (oldest {log['waitingSeconds']} s)" if log["workerLag"] else "")
+                      + f", {log['deadLetters']} dead letters; group {log['group']}, "
+                      f"{log['partitions']} partitions"
+                      + (f" ({len(unheld)} held by no worker)" if unheld else "")
+                      + f"  ({log['path']})")
     else:
         table.add_row("log", f"{log['events']} events", f"worker lag {log['workerLag']} events, "
                       f"{log['deadLetters']} dead letters  ({log['path']})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -154,6 +155,55 @@ def test_http_to_kafka_to_two_workers_builds_the_http_paths_graph(graph: Graph, 
     assert canonical_dump(graph) == expected
 
 
+def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, broker: Broker,
+                                                              capsys: pytest.CaptureFixture[str]
+                                                              ) -> None:
+    """The API's /metrics and `lineage status` say the consumer group's lag, who holds which
+    partition and what it committed: the broker's view, not one worker process's."""
+    from api.cli.services import _kafka_state, print_up
+    from ingest.kafka_log import describe_group
+
+    events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
+    wipe(graph)
+    address = _address(broker)
+    KafkaLog(address).append(events)
+    waiting = describe_group(address)
+    assert waiting.lag == len(events) and waiting.committed == 0 and waiting.dead_letters == 0
+    assert waiting.oldest_wait(time.time() + 5) >= 5  # produced before now
+    settings = Settings(state_dir=broker.settings.state_dir,
+                        log=f"kafka://{address.bootstrap}/{address.topic}")
+    before = _kafka_state(settings, {})
+    assert before["workerLag"] == len(events) and before["members"] == {"(none)": [0, 1, 2, 3]}
+
+    with _api(graph, address) as url:
+        worker = KafkaLog(address)  # this process's client id, as `lineage worker` has
+        stop = threading.Event()
+        thread = threading.Thread(target=Worker(graph, worker).run, args=(stop, 0.05), daemon=True)
+        thread.start()
+        try:
+            _wait_loaded(address)
+            state: dict[str, Any] = {"neo4j": {"state": "running", "bolt": "b", "browser": "h"},
+                                     "worker": {"running": True, "pid": os.getpid(), "log": "w.log"}}
+            state["log"] = _kafka_state(settings, state)
+            with urllib.request.urlopen(f"{url}/metrics", timeout=30) as answer:
+                metrics = answer.read().decode()
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+            worker.close()
+    assert state["worker"]["partitions"] == [0, 1, 2, 3] and state["worker"]["lag"] == 0
+    assert state["log"]["events"] == len(events) and state["log"]["workerLag"] == 0
+    assert state["log"]["group"] == "STABLE" and state["log"]["deadLetters"] == 0
+    state["ok"] = True
+    print_up(settings, state)
+    shown = " ".join(capsys.readouterr().out.split())  # the table wraps to the terminal
+    assert "partitions 0,1,2,3, lag 0" in shown and "0 dead letters; group STABLE" in shown
+    assert f"lineage_worker_events_total {len(events)}" in metrics
+    assert "lineage_worker_lag_events 0" in metrics and "lineage_kafka_group_members 1" in metrics
+    assert f"lineage_log_events {len(events)}" in metrics and "lineage_kafka_up 1" in metrics
+    assert 'lineage_kafka_partition_lag_events{partition="3",worker="lineage-graph-' in metrics
+
+
 def test_the_api_keys_events_as_the_clients_do(broker: Broker) -> None:
     from confluent_kafka import Consumer, TopicPartition
 
@@ -235,6 +285,7 @@ def test_bad_messages_are_dead_lettered_with_a_reason_and_never_stop_a_worker(
         _wait_loaded(address)
         time.sleep(0.5)
         letters = log.dead_letters()
+        assert log.dead_letter_count() == 4  # from the dead-letter topic's watermarks
     reasons = sorted(d.reason for d in letters)
     assert len(letters) == 4, reasons
     assert any(r.startswith("not JSON") for r in reasons)
