@@ -110,22 +110,61 @@ def server_footprint(server: LocalServer, settings: Settings, events_loaded: int
                     "transaction logs are preallocated 256 MiB files kept by the retention policy"}
 
 
-def ground_truth(ts: list[Table]) -> tuple[nx.DiGraph, nx.DiGraph]:
+def ground_truth(ts: list[Table]) -> tuple[nx.DiGraph, ColumnFlow]:
     """Data-flow graphs (source -> derived) of datasets and columns, from the generator itself.
 
     Every input of a table's job feeds the table (docs/graph-model.md: an input its column
     lineage never names keeps a coarse edge, read with no column lineage); columns feed columns
     as the column lineage says."""
-    ds, cols = nx.DiGraph(), nx.DiGraph()
+    ds = nx.DiGraph()
     for t in ts:
         ds.add_node(t.name)
         for src in t.inputs:
             ds.add_edge(src, t.name)
-        for col, edges in t.lineage.items():
-            for src, field, *_ in edges:
+        for edges in t.lineage.values():
+            for src, *_ in edges:
                 ds.add_edge(src, t.name)
-                cols.add_edge((src, field), (t.name, col))
-    return ds, cols
+    return ds, ColumnFlow(ts)
+
+
+Col = tuple[str, str]
+
+
+class ColumnFlow:
+    """The columns' data flow in plain dicts: a networkx graph of ten million columns (1,000,000
+    datasets) would not fit beside Neo4j on this machine. Downstream edges are kept; upstream
+    ones are the tables' own column lineage."""
+
+    def __init__(self, ts: list[Table]) -> None:
+        self.tables = {t.name: t for t in ts}
+        self.down: dict[Col, list[Col]] = {}
+        for t in ts:
+            for col, edges in t.lineage.items():
+                for src, field, *_ in edges:
+                    self.down.setdefault((src, field), []).append((t.name, col))
+
+    def __contains__(self, node: Col) -> bool:
+        return node in self.down or bool(self.up(node))
+
+    def up(self, node: Col) -> list[Col]:
+        t = self.tables.get(node[0])
+        return [(src, field) for src, field, *_ in (t.lineage.get(node[1], []) if t else [])]
+
+    def reach(self, start: Col, cutoff: int, upstream: bool = False) -> dict[Col, int]:
+        """Every column within ``cutoff`` edges of ``start`` (itself at 0), with its distance:
+        a breadth-first walk, as networkx's single_source_shortest_path_length."""
+        seen, frontier = {start: 0}, [start]
+        for depth in range(1, cutoff + 1):
+            nxt = []
+            for node in frontier:
+                for other in (self.up(node) if upstream else self.down.get(node, [])):
+                    if other not in seen:
+                        seen[other] = depth
+                        nxt.append(other)
+            if not nxt:
+                break
+            frontier = nxt
+        return seen
 
 
 def main() -> None:
@@ -148,9 +187,10 @@ def main() -> None:
 
     ts = tables(a.datasets, a.seed)
     n_columns = sum(len(t.columns) for t in ts)
-    evs = list(events(ts, a.seed))
+    n_events = len(ts)  # one run a table, one event a run (events(): one day, no START events)
     ingest_s = None
     if not a.keep:
+        evs = list(events(ts, a.seed))
         graph.run_statements("admin/wipe")
         t0 = time.perf_counter()
         report = Ingester(graph, batch_size=500).ingest(
@@ -158,7 +198,8 @@ def main() -> None:
             progress=lambda n: print(".", end="", file=sys.stderr, flush=True))
         ingest_s = time.perf_counter() - t0
         print(file=sys.stderr)
-        assert report.loaded == len(evs), report.rejected[:3]
+        assert report.loaded == len(evs) == n_events, report.rejected[:3]
+        del evs
     counts = graph.driver.execute_query(
         "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS rels").records[0]
 
@@ -217,8 +258,8 @@ def main() -> None:
     ours, floor, sizes = [], [], []
     for name, col in src_cols:
         ms, ans = timed(lambda n=name, c=col: column_blast_radius(graph, NS, n, c, 20))
-        fl, truth = timed(lambda n=name, c=col: nx.single_source_shortest_path_length(
-            col_flow, (n, c), cutoff=20) if (n, c) in col_flow else {})
+        fl, truth = timed(lambda n=name, c=col: col_flow.reach((n, c), 20)
+                          if (n, c) in col_flow else {})
         expected = {f"{d}.{c}" for (d, c) in truth if (d, c) != (name, col)}
         mismatches += {i.name for i in ans.impacted} != expected
         checked += 1
@@ -281,9 +322,8 @@ def main() -> None:
     for name, col in src_cols:
         ms, ans = timed(lambda n=name, c=col: column_lineage(
             graph, f"datasetField:{NS}:{n}:{c}", 10, with_downstream=True))
-        fl, fields = timed(lambda n=name, c=col: (set(nx.single_source_shortest_path_length(
-            col_flow, (n, c), cutoff=10)) | set(nx.single_source_shortest_path_length(
-                col_flow.reverse(copy=False), (n, c), cutoff=10))) if (n, c) in col_flow else set())
+        fl, fields = timed(lambda n=name, c=col: (set(col_flow.reach((n, c), 10)) | set(
+            col_flow.reach((n, c), 10, upstream=True))) if (n, c) in col_flow else set())
         pairs = {(n_["data"]["dataset"], n_["data"]["field"]) for n_ in ans["graph"]}
         if fields:  # a sampled column without any lineage has nothing to compare
             mismatches += pairs != fields
@@ -311,14 +351,14 @@ def main() -> None:
         sizes.append(len(found))
     record("did you mean, dataset", ours, None, sizes)
 
-    meta = {"datasets": len(ts), "columns": n_columns, "events": len(evs),
+    meta = {"datasets": len(ts), "columns": n_columns, "events": n_events,
             "nodes": counts["nodes"], "relationships": counts["rels"], "samples": a.samples,
-            "ingest_s": ingest_s, "ingest_events_per_s": len(evs) / ingest_s if ingest_s else None,
+            "ingest_s": ingest_s, "ingest_events_per_s": n_events / ingest_s if ingest_s else None,
             "answers_checked_against_ground_truth": checked,
             "answers_differing_from_ground_truth": mismatches,
             "undirected_walk_extra_datasets_median": {
                 d: statistics.median(v) for d, v in undirected_extra.items()},
-            "server": server_footprint(server, settings, len(evs)),
+            "server": server_footprint(server, settings, n_events),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
             "neo4j": settings.neo4j_version}
     print(json.dumps(meta, indent=2), file=sys.stderr)

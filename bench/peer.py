@@ -161,8 +161,8 @@ def _walks(sides: list[Ours | Peer], ts: list[Table], rng: random.Random, sample
     def field_truth(key: tuple[str, str], depth: int) -> set[tuple[str, str]]:
         if key not in col_flow:
             return {key}
-        down = nx.single_source_shortest_path_length(col_flow, key, cutoff=depth)
-        up = nx.single_source_shortest_path_length(col_flow.reverse(copy=False), key, cutoff=depth)
+        down = col_flow.reach(key, depth)
+        up = col_flow.reach(key, depth, upstream=True)
         return set(down) | set(up)
 
     for depth in depths:
