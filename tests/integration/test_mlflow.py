@@ -257,3 +257,40 @@ def test_the_cli_syncs_and_prints_the_provenance(shop: Shop, monkeypatch: pytest
     assert missing.exit_code == 1 and "no model no-such-model" in missing.output
     cause = runner.invoke(app, ["root-cause", "model", "churn", "2", "--format", "json"])
     assert cause.exit_code == 0, cause.output
+
+
+def test_the_sync_process_lineage_up_runs_loads_a_new_version(
+        shop: Shop, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With LINEAGE_MLFLOW_URI set, `lineage up` runs `lineage mlflow sync --watch`: a model
+    version trained while it runs reaches the graph without anyone asking. (Last in the module:
+    it adds a third version.)"""
+    import time
+
+    from api import processes
+    from api.cli.services import up_state
+    from graph.settings import get_settings
+    from tests.helpers import point_cli_at_test_server
+
+    point_cli_at_test_server(monkeypatch)
+    monkeypatch.setenv("LINEAGE_MLFLOW_URI", shop.tracking)
+    monkeypatch.setenv("LINEAGE_MLFLOW_INTERVAL", "1")
+    monkeypatch.setenv("LINEAGE_LOG_FILE", str(tmp_path / "events.db"))
+    get_settings.cache_clear()
+    settings = get_settings()
+    sync_process = processes.start(settings, "mlflow-sync")
+    try:
+        assert up_state(settings)["mlflow-sync"]["running"]
+        features = shop.wh / "ml" / "user_features"
+        assert "version 3" in train(shop.settings, shop.tracking, features, without_email=True)
+        versions: list[str] = []
+        deadline = time.monotonic() + 90
+        while "3" not in versions and time.monotonic() < deadline:
+            time.sleep(0.5)
+            versions = [r["v"] for r in rows(shop.graph, """
+                MATCH (:Run)-[w:WROTE]->(:Dataset {name: 'models/churn'}) RETURN w.version AS v""")]
+        log = sync_process.log.read_text("utf-8", errors="replace")
+        assert "3" in versions, log[-3000:]
+        assert "0 rejected" in log
+    finally:
+        processes.stop(settings, "mlflow-sync")
+    assert not processes.status(settings, "mlflow-sync").running
