@@ -76,14 +76,18 @@ def _merge(group: list[Row], kind: RowKind) -> Row:
     for name in kind.merged:
         if name in ANY:
             merged[name] = any(row.get(name, ANY[name]) for row in group)
+        elif name not in ("props", "digests"):  # a sorted set: the union of what rows state
+            stated = [row[name] for row in group if row.get(name) is not None]
+            if stated:
+                merged[name] = sorted({s for values in stated for s in values})
+            else:
+                merged.pop(name, None)
         elif name not in first:
             merged.pop(name, None)
         elif name == "props":
             _merge_props(group, merged)
-        elif name == "digests":
-            merged["digests"] = list(dict.fromkeys(d for row in group for d in row.get("digests") or []))
         else:
-            merged[name] = sorted({s for row in group for s in row.get(name) or []})
+            merged["digests"] = list(dict.fromkeys(d for row in group for d in row.get("digests") or []))
     if "firstSeen" in merged:  # rows merged before: ingest.version_members' rows of whole versions
         firsts: list[datetime] = [row["firstSeen"] if "firstSeen" in row else row["time"]
                                   for row in group]

@@ -96,7 +96,7 @@ KINDS: tuple[RowKind, ...] = (
     RowKind("runs", ("runId",), ("props", "digests"), "ingest/runs", True),
     RowKind("parents", ("runId", "parentRunId"), (), "ingest/parents", True),
     RowKind("reads", ("runId", "namespace", "name"), (), "ingest/reads", True),
-    RowKind("writes", ("runId", "namespace", "name"), (), "ingest/writes", True),
+    RowKind("writes", ("runId", "namespace", "name"), ("trainedOn",), "ingest/writes", True),
     RowKind("job_reads", ("jobNamespace", "jobName", "namespace", "name"), (),
             "ingest/job_reads", True),
     RowKind("job_writes", ("jobNamespace", "jobName", "namespace", "name"), (),

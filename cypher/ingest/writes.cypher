@@ -12,7 +12,10 @@ MERGE (d:Dataset {namespace: row.namespace, name: row.name})
 MERGE (r)-[x:WROTE]->(d)
 SET x.version = coalesce(row.version, x.version),
     x.rowCount = coalesce(row.rowCount, x.rowCount),
-    x.trainedOn = coalesce(row.trainedOn, x.trainedOn),
+    // what a model was trained on: the union of every statement of the run (docs/graph-model.md, "Models")
+    x.trainedOn = CASE WHEN row.trainedOn IS NULL THEN x.trainedOn
+                       ELSE COLLECT { UNWIND coalesce(x.trainedOn, []) + row.trainedOn AS c
+                                      RETURN DISTINCT c ORDER BY c } END,
     x.bytes = coalesce(row.bytes, x.bytes),
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END

@@ -183,6 +183,30 @@ def test_a_columns_type_is_that_of_the_current_schema(graph: Graph) -> None:
                                    "inSchema": True, "tags": []}], order
 
 
+def test_a_models_training_columns_are_the_union_of_its_runs_statements(graph: Graph) -> None:
+    """Two events of one training run name different input columns for the model it writes:
+    WROTE.trainedOn is their union, in every order and batching (docs/graph-model.md, "Models")."""
+    run = new_run_id()
+    kind = {"datasetType": {"datasetType": "MODEL"}}
+    features = [dataset("features", columns=["a", "b", "c"])]
+
+    def training(event_type: str, time: str, field: str) -> dict[str, Any]:
+        model = dataset("models/churn", columns=["score"],
+                        lineage={"score": [("features", field, "DIRECT", "TRANSFORMATION")]}, **kind)
+        return run_event(event_type, run, "train", time=time, inputs=features, outputs=[model])
+
+    events = [training("RUNNING", "2024-05-01T02:00:00Z", "b"),
+              training("COMPLETE", "2024-05-01T02:05:00Z", "a"),
+              training("OTHER", "2024-05-01T02:01:00Z", "b")]
+    for how, batches in _loads(events):
+        wipe(graph)
+        for batch in batches:
+            ingest_events(graph, batch)
+        [row] = rows(graph, "MATCH (:Run)-[w:WROTE]->(:Dataset {name: 'models/churn'}) "
+                            "RETURN w.trainedOn AS t")
+        assert row["t"] == ["ns:features.a", "ns:features.b"], how
+
+
 def _same_graph_in_shuffled_orders(graph: Graph, events: list[Any], seed: int, attempts: int,
                                    batch_sizes: tuple[int, ...] = (1, 50, 500)) -> None:
     ingest_events(graph, events)
