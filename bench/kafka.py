@@ -118,10 +118,15 @@ def _round(a: argparse.Namespace, settings: Settings, server: LocalServer, event
                 time.sleep(0.1)
             took = time.perf_counter() - t0
         _stop(procs)
+        logs = [(tmp / f"worker-{i}.log").read_text("utf-8", "replace") for i in range(len(procs))]
+        # writes Neo4j failed as transient (deadlocks between the workers) and retried (graph.db)
+        retries = sum(text.count("; retrying") for text in logs)
+        deadlocks = sum(text.count("DeadlockDetected") for text in logs)
         nodes, edges = _counts(graph)
         result = {"log": "sqlite" if log == "sqlite" else "kafka", "workers": workers,
                   "events": len(events), "seconds": round(took, 2),
-                  "per_s": round(len(events) / took, 1), "nodes": nodes, "relationships": edges}
+                  "per_s": round(len(events) / took, 1), "nodes": nodes, "relationships": edges,
+                  "write_retries": retries, "deadlocks": deadlocks}
         print(result, file=sys.stderr)
         return result
     finally:
