@@ -464,6 +464,15 @@ def up_state(settings: Settings) -> dict[str, Any]:
             state[name]["url"] = f"http://{settings.api_host}:{settings.api_port}"
         ok = ok and p.running
     if settings.log != "sqlite":
+        from ingest.kafka_broker import LocalBroker
+        from ingest.kafka_log import KafkaAddress
+
+        broker = LocalBroker(settings)
+        if KafkaAddress.parse(settings.log, settings.kafka_port).bootstrap == broker.bootstrap:
+            b = broker.status()  # the local broker `lineage up` started
+            state["kafka"] = {"state": b.state, "bootstrap": b.bootstrap, "pid": b.pid,
+                              "detail": b.detail}
+            ok = ok and b.state == "running"
         state["log"] = _kafka_state(settings, state)
         state["ok"] = ok and "error" not in state["log"]
         return state
@@ -510,6 +519,8 @@ def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
     neo, log = state["neo4j"], state["log"]
     table = facts(3)
     table.add_row("neo4j", neo["state"], f"{neo['bolt']}  Browser {neo['browser']}")
+    if "kafka" in state:
+        table.add_row("kafka", state["kafka"]["state"], state["kafka"]["detail"])
     for name in [k for k in state if k == "api" or k.startswith("worker") or k == "mlflow-sync"]:
         p = state[name]
         where = f"{p['url']} (docs at /docs)  " if p.get("url") else ""

@@ -202,6 +202,13 @@ def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, brok
     assert "lineage_worker_lag_events 0" in metrics and "lineage_kafka_group_members 1" in metrics
     assert f"lineage_log_events {len(events)}" in metrics and "lineage_kafka_up 1" in metrics
     assert 'lineage_kafka_partition_lag_events{partition="3",worker="lineage-graph-' in metrics
+    # `lineage status` on the local broker says the broker, and a topic never created as such
+    from api.cli.services import up_state
+
+    local = up_state(Settings(state_dir=broker.settings.state_dir, log="kafka",
+                              kafka_port=broker.settings.kafka_port))
+    assert local["kafka"]["state"] == "running" and not local["ok"]
+    assert "openlineage" in local["log"]["error"] and "no such topic" in local["log"]["error"]
 
 
 def test_the_api_keys_events_as_the_clients_do(broker: Broker) -> None:
