@@ -12,8 +12,11 @@
 // :param skip => 0
 // :param limit => 100
 CALL () {
-  MATCH (d:Dataset {namespace: $namespace})
-  WHERE $keys IS NULL AND ($name IS NULL OR d.name = $name)
+  // the namespace's datasets only when no keys are given: a row to start from, or none (a
+  // predicate on $keys alone is checked per node, after reading every dataset)
+  UNWIND CASE WHEN $keys IS NULL THEN [$namespace] ELSE [] END AS ns
+  MATCH (d:Dataset {namespace: ns})
+  WHERE $name IS NULL OR d.name = $name
   RETURN d
   UNION
   UNWIND coalesce($keys, []) AS k

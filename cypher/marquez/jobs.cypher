@@ -17,9 +17,11 @@
 // :param limit => 100
 // :param runs => 10
 CALL () {
+  // every job, or a namespace's, only when no keys are given: a row to start from, or none (a
+  // predicate on $keys alone is checked per node, after reading every job)
+  UNWIND CASE WHEN $keys IS NULL THEN [true] ELSE [] END AS listing
   MATCH (j:Job)
-  WHERE $keys IS NULL AND ($namespace IS NULL OR j.namespace = $namespace)
-    AND ($name IS NULL OR j.name = $name)
+  WHERE ($namespace IS NULL OR j.namespace = $namespace) AND ($name IS NULL OR j.name = $name)
   RETURN j
   UNION
   UNWIND coalesce($keys, []) AS k
