@@ -61,13 +61,7 @@ def _groups(rows: Iterable[Row], key: tuple[str, ...]) -> Iterable[list[Row]]:
     for group in grouped.values():
         if len(group) > 1:
             group.sort(key=_ORDER)
-    # in key order: workers writing at once (a Kafka log's consumer group) then lock the nodes
-    # they share in one order (docs/benchmarks.md, "Workers on a Kafka log")
-    try:
-        keys = sorted(grouped)
-    except TypeError:  # a key holding None or a flag beside strings
-        keys = sorted(grouped, key=str)
-    return [grouped[k] for k in keys]
+    return grouped.values()
 
 
 def _merge(group: list[Row], kind: RowKind) -> Row:
