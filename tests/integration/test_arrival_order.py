@@ -187,12 +187,12 @@ def test_a_models_training_columns_are_the_union_of_its_runs_statements(graph: G
     """Two events of one training run name different input columns for the model it writes:
     WROTE.trainedOn is their union, in every order and batching (docs/graph-model.md, "Models")."""
     run = new_run_id()
-    kind = {"datasetType": {"datasetType": "MODEL"}}
     features = [dataset("features", columns=["a", "b", "c"])]
 
     def training(event_type: str, time: str, field: str) -> dict[str, Any]:
         model = dataset("models/churn", columns=["score"],
-                        lineage={"score": [("features", field, "DIRECT", "TRANSFORMATION")]}, **kind)
+                        lineage={"score": [("features", field, "DIRECT", "TRANSFORMATION")]},
+                        datasetType={"datasetType": "MODEL"})
         return run_event(event_type, run, "train", time=time, inputs=features, outputs=[model])
 
     events = [training("RUNNING", "2024-05-01T02:00:00Z", "b"),
