@@ -62,8 +62,37 @@ def backlog(log: EventLog) -> tuple[int, float]:
         return 0, 0.0
     received = log.received_at(position + 1)
     return last - position, max(0.0, time.time() - received) if received else 0.0
+
+
 # How long a thread may hold the GIL while another waits for it (Python's default: 5 ms); see run().
 SWITCH_INTERVAL = 0.0005
+
+
+class _ShortSwitches:
+    """The switch interval is the process's: while any worker loop runs it is SWITCH_INTERVAL,
+    and the interval from before the first loop comes back when the last loop ends (loops that
+    overlap, as several workers in one process do, must not restore each other's setting)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loops = 0
+        self._before = 0.0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._loops == 0:
+                self._before = sys.getswitchinterval()
+                sys.setswitchinterval(SWITCH_INTERVAL)
+            self._loops += 1
+
+    def __exit__(self, *_: object) -> None:
+        with self._lock:
+            self._loops -= 1
+            if self._loops == 0:
+                sys.setswitchinterval(self._before)
+
+
+_short_switches = _ShortSwitches()
 
 
 @dataclass
@@ -209,12 +238,8 @@ class Worker:
         dozens of such trips: while the loop runs, the switch interval is 0.5 ms, which made the
         worker alone about a tenth faster (docs/benchmarks.md, "Ingest, end to end").
         """
-        previous = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL)
-        try:
+        with _short_switches:
             self._run(stop, poll, on_batch)
-        finally:
-            sys.setswitchinterval(previous)
 
     def _run(self, stop: threading.Event, poll: float,
              on_batch: Callable[[BatchResult], None]) -> None:

@@ -102,6 +102,12 @@ def test_a_written_schema_and_a_jobs_lineage_are_digested_whole() -> None:
     assert lineage["digest"] == again.lineages[0]["digest"]
     masked = {"a": [("in", "x", "DIRECT", "MASKED")]}
     assert _rows(event(["a", "b"], masked)).lineages[0]["digest"] != lineage["digest"]
+    # the same lineage with its fields in another order (as the event log's sorted keys give
+    # them) is the same version, whatever the producer's order
+    both = {"b": [("in", "x", "DIRECT", "TRANSFORMATION")], "a": [("in", "x", "DIRECT", "IDENTITY")]}
+    flipped = dict(reversed(list(both.items())))
+    [mine], [sorted_] = _rows(event(["a", "b"], both)).lineages, _rows(event(["a", "b"], flipped)).lineages
+    assert mine["digest"] == sorted_["digest"] and mine["edges"] == sorted_["edges"]
     # a START without column lineage has no lineage version
     start = run_event("START", str(uuid.uuid4()), "job", outputs=[dataset("out", columns=["a"])])
     assert _rows(start).lineages == []

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ingest.log import SQLiteLog
-from ingest.worker import SWITCH_INTERVAL, Worker
+from ingest.worker import SWITCH_INTERVAL, Worker, _ShortSwitches
 
 
 def test_the_loop_shortens_the_gil_switch_interval_only_while_it_runs(tmp_path: Path) -> None:
@@ -26,4 +26,16 @@ def test_the_loop_shortens_the_gil_switch_interval_only_while_it_runs(tmp_path: 
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert during == SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
+
+
+def test_overlapping_loops_leave_the_interval_as_it_was_before_the_first() -> None:
+    # two workers in one process: the second starts before the first stops, and ends after it
+    before = sys.getswitchinterval()
+    shared = _ShortSwitches()
+    shared.__enter__()
+    shared.__enter__()
+    shared.__exit__()
+    assert sys.getswitchinterval() == SWITCH_INTERVAL  # the second loop still runs
+    shared.__exit__()
     assert sys.getswitchinterval() == before
