@@ -18,7 +18,7 @@ from api import mlflow_server
 from api.demo import demo, post_events
 from graph.errors import ConfigError
 from graph.settings import Settings
-from ingest.log import open_log
+from ingest.log import open_event_log
 from ingest.mlflow_sync import SyncReport, sync
 from ingest.pipeline import IngestReport
 from ingest.read import RawItem
@@ -74,7 +74,7 @@ def run_ml(settings: Settings, url: str, *, api_key: str | None = None,
         say(f"training churn version {version}" + (" without the e-mail" if without_email else ""))
         result.trained.append(train(settings, server.url, features, without_email, say))
         result.syncs.append(sync(server.url, deliver, settings.state_dir))
-    log = open_log(settings.log_path)
+    log = open_event_log(settings)
     try:
         last, started = log.last_seq(), time.perf_counter()
         while log.position(CONSUMER) < last and time.perf_counter() - started < 120:

@@ -33,18 +33,29 @@ class Change:
     at: str
 
 
-def record(graph: Graph, results: Iterable[RuleResult], at: datetime,
-           anchors: frozenset[tuple[str, str]] | None, retired_rules: Sequence[str] = ()
-           ) -> list[Change]:
-    """Store what the check of each rule in ``results`` found, for ``anchors`` (None: every
-    anchor), and clear every open violation of ``retired_rules`` (rules no longer in the file)."""
-    results = list(results)
+def record(graph: Graph, checks: Iterable[tuple[RuleResult, frozenset[tuple[str, str]] | None]],
+           at: datetime, retired_rules: Sequence[str] = ()) -> list[Change]:
+    """Store, in one transaction, what each check found: a rule's result for the anchors it
+    checked (None: every anchor); and clear every open violation of ``retired_rules`` (rules no
+    longer in the file). One transaction, so that a round that fails (Neo4j away) stores nothing
+    and, tried again, reports every change it makes."""
+    checks = list(checks)
+    results = [result for result, _ in checks]
     when = at.isoformat()
-    anchor_names = None if anchors is None else sorted(f"{ns}:{n}" for ns, n in anchors)
-    # what the check owns: the open violations of its rules at its anchors (a violation's key
-    # decides its anchor), and every open violation of the rules no longer in the file
-    before = {row["key"]: row for row in graph.read(
-        "policies/open_violations", rules=[r.rule.id for r in results], anchors=anchor_names)}
+    # what the round owns: the open violations of each rule at the anchors it checked (a
+    # violation's key decides its anchor), and every open violation of the rules no longer in
+    # the file
+    owned_by: dict[str, set[str] | None] = {
+        result.rule.id: None if anchors is None else {f"{ns}:{n}" for ns, n in anchors}
+        for result, anchors in checks}
+    scopes = list(owned_by.values())
+    everywhere = any(names is None for names in scopes)
+    anchor_names = None if everywhere else sorted(set().union(*(s for s in scopes if s)))
+    before: dict[str, dict[str, Any]] = {}
+    if owned_by:
+        before = {row["key"]: row for row in graph.read(
+            "policies/open_violations", rules=sorted(owned_by), anchors=anchor_names)
+            if (names := owned_by[row["rule"]]) is None or row["anchor"] in names}
     if retired_rules:
         before |= {row["key"]: row for row in graph.read(
             "policies/open_violations", rules=list(retired_rules), anchors=None)}

@@ -78,7 +78,7 @@ class PolicyWatch:
         stored = {r["rule"] for r in self.graph.read("policies/open_violations", rules=None,
                                                      anchors=None)}
         retired = sorted(stored - {rule.id for rule in self.policies.rules})
-        changes = record(self.graph, results, started, None, retired)
+        changes = record(self.graph, [(result, None) for result in results], started, retired)
         return Round(len(results), None, changes, _since(started))
 
     def after(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
@@ -97,13 +97,12 @@ class PolicyWatch:
         scope = Scope(touched, frozenset((d["namespace"], d["name"]) for d in row["upstream"]),
                       frozenset((d["namespace"], d["name"]) for d in row["downstream"]))
         scoped = _since(started)
-        changes: list[Change] = []
-        anchors = 0
+        checks = []
         for rule in self.policies.rules:
             within = scope.anchors(rule)
-            anchors += len(within)
-            result = check_rule(self.graph, rule, self.depth, self.today(), within)
-            changes += record(self.graph, [result], started, within)
+            checks.append((check_rule(self.graph, rule, self.depth, self.today(), within), within))
+        changes = record(self.graph, checks, started)
+        anchors = sum(len(within) for _, within in checks)
         return Round(len(self.policies.rules), anchors, changes, _since(started), scoped)
 
 

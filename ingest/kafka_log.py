@@ -24,8 +24,10 @@ The same :class:`ingest.event_log.EventLog` the SQLite log offers, on a topic:
   command``), keyed by their namespace.
 
 What a topic does not keep is refused with a clear error rather than faked: removing entries
-(``lineage delete --purge``), bulk-load records, resolving a dead letter in place, and Marquez's
-listing of events by time. Worker statistics are kept in the process that makes them.
+(``lineage delete --purge``), resolving a dead letter in place, and Marquez's listing of events by
+time. Worker statistics are kept in the process that makes them. The records of Spark bulk loads
+(which ``lineage replay --wipe`` must not drop unknowingly) are kept in a ``ledger``: the local
+SQLite log, when one is given.
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ from ingest import codec
 from ingest.event_log import (
     RAW,
     UNREADABLE,
+    BulkLoad,
     Checked,
     DeadLetter,
     Entry,
     EntryKind,
+    EventLog,
     LogError,
 )
 from ingest.limits import loads
@@ -142,8 +146,10 @@ class KafkaLog:
     """An :class:`EventLog` on a Kafka topic (see the module's docstring)."""
 
     def __init__(self, address: KafkaAddress, client_id: str | None = None,
-                 max_event_bytes: int = 8 * 2**20) -> None:
+                 max_event_bytes: int = 8 * 2**20,
+                 ledger: Callable[[], EventLog] | None = None) -> None:
         self.address = address
+        self.ledger = ledger  # opens where bulk loads are recorded (the SQLite log), if anywhere
         self.max_event_bytes = max_event_bytes  # a larger message is dead-lettered, as the API
         # refuses a larger body (LINEAGE_MAX_BODY_BYTES)
         # the group's members are told apart by it (describe_group, `lineage status`)
@@ -506,14 +512,34 @@ class KafkaLog:
     def count(self) -> int:
         return self.last_seq()
 
-    def record_bulk_load(self, source: str, events: int) -> None:
-        raise LogError("bulk loads are recorded in the SQLite log only")
+    def _ledger(self) -> EventLog:
+        if self.ledger is None:
+            raise LogError("this Kafka log has no ledger to record bulk loads in")
+        return self.ledger()
 
-    def bulk_loads(self) -> list[Any]:
-        return []
+    def record_bulk_load(self, source: str, events: int) -> None:
+        ledger = self._ledger()
+        try:
+            ledger.record_bulk_load(source, events)
+        finally:
+            ledger.close()
+
+    def bulk_loads(self) -> list[BulkLoad]:
+        if self.ledger is None:
+            return []
+        ledger = self._ledger()
+        try:
+            return ledger.bulk_loads()
+        finally:
+            ledger.close()
 
     def forget_bulk_loads(self) -> None:
-        return None
+        if self.ledger is not None:
+            ledger = self._ledger()
+            try:
+                ledger.forget_bulk_loads()
+            finally:
+                ledger.close()
 
     def remove(self, seqs: Sequence[int]) -> int:
         raise LogError("entries cannot be removed from a Kafka topic (use the topic's retention)")

@@ -48,7 +48,8 @@ def open_event_log(settings: Settings) -> EventLog:
     from ingest.kafka_log import KafkaAddress, KafkaLog
 
     return KafkaLog(KafkaAddress.parse(settings.log, settings.kafka_port),
-                    max_event_bytes=settings.max_body_bytes)
+                    max_event_bytes=settings.max_body_bytes,
+                    ledger=lambda: SQLiteLog(settings.log_path))
 
 
 _SCHEMA = """

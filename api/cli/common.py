@@ -76,6 +76,17 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+@contextlib.contextmanager
+def starting(what: str) -> Iterator[Callable[[str], None]]:
+    """A spinner while a local service starts: ``what`` it says at first, then each progress
+    line of the service (the callable given); a LineageError is the command's failure."""
+    try:
+        with err.status(what) as shown:
+            yield lambda line: shown.update(line)
+    except LineageError as e:
+        raise fail(str(e)) from e
+
+
 def local_server(settings: Settings) -> LocalServer:
     from graph.local_server import LocalServer
 

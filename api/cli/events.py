@@ -123,11 +123,11 @@ def export_cmd(
 ) -> None:
     """Write the event log as date-partitioned Parquet (for a data lake, or `ingest --engine spark`)."""
     from ingest.export import export_parquet
-    from ingest.log import open_log
+    from ingest.log import open_event_log
 
     if fmt != "parquet":
         raise fail(f"--format {fmt}: only parquet is supported", code=2)
-    events = open_log(get_settings().log_path)
+    events = open_event_log(get_settings())
     files, rows, skipped = export_parquet(events, directory)
     out.print(f"wrote {rows} events to {files} Parquet files under {directory}"
               + (f"; {skipped} metadata commands written through the API are not events and "
@@ -151,7 +151,7 @@ def delete_cmd(
     it again; the lineage questions still walk through it (its history is kept). With --purge
     every event that names it is removed from the log, whole (with whatever else it says), and
     the graph is rebuilt from what is left (`lineage replay --wipe`)."""
-    from ingest.log import open_log
+    from ingest.log import open_event_log
 
     if kind not in ("namespace", "dataset", "job"):
         raise fail(f"{kind}: expected namespace, dataset or job", code=2)
@@ -159,7 +159,11 @@ def delete_cmd(
         raise fail("give a namespace alone, or a dataset's or job's namespace and name", code=2)
     what = f"{kind} {namespace}" + (f":{name}" if name else "")
     settings = get_settings()
-    events = open_log(settings.log_path)
+    if purge and settings.log != "sqlite":
+        raise fail("--purge removes entries from the embedded SQLite log; a Kafka topic keeps "
+                   "its entries until its retention drops them (delete without --purge hides "
+                   f"{what})", code=2)
+    events = open_event_log(settings)
     if purge:
         seqs = [e.seq for e in events.scan() if _names(e.event, kind, namespace, name)]
         if not seqs:

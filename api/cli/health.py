@@ -32,7 +32,7 @@ def _measure(tiers_path: Path | None) -> Health:
     from api.health_cache import ingest_figures
     from impact.health import measure
     from impact.tiers import TiersError, read_tiers
-    from ingest.log import open_log
+    from ingest.log import open_event_log
 
     settings = get_settings()
     try:
@@ -40,8 +40,8 @@ def _measure(tiers_path: Path | None) -> Health:
     except TiersError as e:
         raise fail(str(e), code=2) from e
     ingest: dict[str, Any] = {}
-    if settings.log_path.exists():
-        events = open_log(settings.log_path)
+    if settings.log != "sqlite" or settings.log_path.exists():
+        events = open_event_log(settings)
         try:
             ingest = ingest_figures(events)
         finally:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, get_settings, out
-from graph.errors import LineageError
+from api.cli.common import get_settings, out, starting
 
 kafka_app = typer.Typer(
     help="A local Kafka broker (from Maven Central, KRaft, on loopback) for LINEAGE_LOG=kafka "
@@ -32,12 +31,9 @@ def start_cmd() -> None:
     """Start the local broker (assembled with Maven on first use) and create the topics."""
     from ingest.kafka_broker import LocalBroker
 
-    try:
-        with err.status("starting Kafka…") as shown:
-            status = LocalBroker(get_settings()).start(say=lambda line: shown.update(line))
-            topic = ensure_topics()
-    except LineageError as e:
-        raise fail(str(e)) from e
+    with starting("starting Kafka…") as say:
+        status = LocalBroker(get_settings()).start(say=say)
+        topic = ensure_topics()
     out.print(f"Kafka {status.state} on {status.bootstrap}; topic {topic} (data in {status.home})",
               highlight=False)
 

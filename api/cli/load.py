@@ -42,7 +42,7 @@ def ingest_cmd(
     replay` rebuilds what was loaded and Marquez's event listing shows it. With --engine spark
     the events are not copied into the log; it records which paths were loaded, and `lineage
     replay --wipe` refuses to drop them unknowingly."""
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.read import iter_paths, read_file
 
@@ -63,7 +63,7 @@ def ingest_cmd(
         raise fail(f"no such file or folder: {', '.join(missing)}", code=2)
     files = list(iter_paths(paths))
     report = IngestReport()
-    journal = open_log(settings.log_path)
+    journal = open_event_log(settings)
     try:
         with writing_graph(settings) as graph:
             ingester = make_ingester(graph, settings, batch_size, journal)
@@ -96,7 +96,7 @@ def spark_ingest_files(settings: Settings, paths: list[str], master: str, show_r
         from ingest.spark_ingest import spark_ingest
     except ImportError as e:
         raise fail(f"--engine spark needs PySpark: pip install -e '.[spark]' ({e})", code=2) from e
-    from ingest.log import open_log
+    from ingest.log import open_event_log
 
     started = time.perf_counter()
     try:
@@ -105,7 +105,7 @@ def spark_ingest_files(settings: Settings, paths: list[str], master: str, show_r
         with err.status("loading with Spark…"):
             report = spark_ingest(settings, paths, master, conf=conf)
         if record and report.loaded:
-            events = open_log(settings.log_path)
+            events = open_event_log(settings)
             try:
                 events.record_bulk_load(" ".join(paths), report.loaded)
             finally:
@@ -151,7 +151,7 @@ def alias_cmd(
     from api.cli import render
     from api.cli.common import question
     from ingest.aliases import alias_event
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
 
@@ -174,7 +174,7 @@ def alias_cmd(
     except ValueError as e:
         raise fail(str(e), code=2) from e
     report = IngestReport()
-    journal = open_log(settings.log_path)
+    journal = open_event_log(settings)
     try:
         with writing_graph(settings) as graph:
             make_ingester(graph, settings, None, journal).ingest(

@@ -9,7 +9,18 @@ from typing import Annotated
 import typer
 
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, err, fail, get_settings, out, question, when, writing_graph
+from api.cli.common import (
+    AsOf,
+    Depth,
+    err,
+    fail,
+    get_settings,
+    out,
+    question,
+    starting,
+    when,
+    writing_graph,
+)
 from api.cli.questions import root_app, show_root_cause
 from graph.errors import LineageError
 
@@ -57,7 +68,7 @@ def sync_cmd(
     Example: lineage mlflow sync --tracking-uri http://127.0.0.1:5055
     """
     from api.mlflow_server import status
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.mlflow_records import MlflowError, Tracking
     from ingest.mlflow_sync import sync
     from ingest.pipeline import IngestReport
@@ -74,7 +85,7 @@ def sync_cmd(
         moment = parse_time(since) if since else None
     except ValueError as e:
         raise fail(f"--since: {e}", code=2) from e
-    journal = open_log(settings.log_path)
+    journal = open_event_log(settings)
     try:
         with writing_graph(settings) as graph:
             from api.cli.load import make_ingester
@@ -119,11 +130,8 @@ def start_cmd() -> None:
     MLflow is installed into the state directory on first use)."""
     from api.mlflow_server import start
 
-    try:
-        with err.status("starting MLflow…") as shown:
-            server = start(get_settings(), say=lambda line: shown.update(line))
-    except LineageError as e:
-        raise fail(str(e)) from e
+    with starting("starting MLflow…") as say:
+        server = start(get_settings(), say=say)
     out.print(f"MLflow's tracking server: {server.url} (store and artifacts in {server.home})",
               highlight=False)
 

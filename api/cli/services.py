@@ -278,7 +278,7 @@ def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) 
 
     from api.demo import run_stack
     from api.producers import DAG_ID
-    from ingest.log import open_log
+    from ingest.log import open_event_log
     from ingest.worker import CONSUMER
 
     try:
@@ -291,7 +291,7 @@ def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) 
                             api_key=token, say=say)
     except LineageError as e:
         raise fail(str(e)) from e
-    log = open_log(settings.log_path)
+    log = open_event_log(settings)
     try:
         last, started = log.last_seq(), time.perf_counter()
         while log.position(CONSUMER) < last and time.perf_counter() - started < 120:

@@ -155,6 +155,40 @@ def test_http_to_kafka_to_two_workers_builds_the_http_paths_graph(graph: Graph, 
     assert canonical_dump(graph) == expected
 
 
+def test_the_commands_that_load_directly_keep_their_events_in_the_topic(
+        graph: Graph, broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the log on Kafka, `lineage ingest` and `lineage delete` write the topic (not the
+    SQLite file), so that a replay from the topic rebuilds what they did; a purge is refused."""
+    from typer.testing import CliRunner
+
+    from api.cli import app
+    from graph.settings import get_settings
+    from tests.helpers import point_cli_at_test_server
+
+    events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
+    wipe(graph)
+    address = _address(broker)
+    point_cli_at_test_server(monkeypatch)
+    monkeypatch.setenv("LINEAGE_LOG", f"kafka://{address.bootstrap}/{address.topic}")
+    get_settings.cache_clear()
+    runner = CliRunner()
+    loaded = runner.invoke(app, ["ingest", str(SHOP)])
+    assert loaded.exit_code == 0, loaded.output
+    assert len(_topic_values(address)) == len(events)
+    job = events[0]["job"]
+    hidden = runner.invoke(app, ["delete", "job", job["namespace"], job["name"]])
+    assert hidden.exit_code == 0 and "hid job" in hidden.output, hidden.output
+    assert len(_topic_values(address)) == len(events) + 1  # the soft delete, a command
+    direct = canonical_dump(graph)
+    rebuilt = runner.invoke(app, ["replay", "--wipe"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert f"replayed {len(events)} events" in rebuilt.output and "1 metadata commands" in rebuilt.output
+    assert canonical_dump(graph) == direct
+    purge = runner.invoke(app, ["delete", "job", job["namespace"], job["name"], "--purge", "--yes"])
+    assert purge.exit_code == 2 and "Kafka topic keeps its entries" in " ".join(purge.output.split())
+    get_settings.cache_clear()
+
+
 def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, broker: Broker,
                                                               capsys: pytest.CaptureFixture[str]
                                                               ) -> None:

@@ -3,11 +3,13 @@ event becomes (the integration test runs a real broker)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ingest.event_log import RAW, UNREADABLE, Checked, Entry
 from ingest.kafka_log import KafkaAddress, KafkaLog, message_key
-from ingest.log import LogError
+from ingest.log import LogError, SQLiteLog
 from ingest.read import from_log
 
 
@@ -71,3 +73,20 @@ def test_a_bad_log_address_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> 
     finally:
         get_settings.cache_clear()
     assert done.exit_code == 2 and "no '/'" in done.output
+
+
+def test_bulk_loads_are_recorded_in_the_ledger_beside_the_topic(tmp_path: Path) -> None:
+    """A topic keeps events only: the Spark bulk loads `lineage replay --wipe` must not drop
+    unknowingly are recorded in the local SQLite file (no broker is needed for that)."""
+    address = KafkaAddress.parse("kafka://127.0.0.1:1/lineage")
+    without = KafkaLog(address)
+    assert without.bulk_loads() == []
+    with pytest.raises(LogError, match="no ledger"):
+        without.record_bulk_load("/lake/events", 10)
+    log = KafkaLog(address, ledger=lambda: SQLiteLog(tmp_path / "events.db"))
+    assert log.bulk_loads() == []
+    log.record_bulk_load("/lake/events", 10)
+    again = KafkaLog(address, ledger=lambda: SQLiteLog(tmp_path / "events.db"))  # another process
+    assert [(b.source, b.events) for b in again.bulk_loads()] == [("/lake/events", 10)]
+    again.forget_bulk_loads()
+    assert log.bulk_loads() == []
