@@ -33,6 +33,7 @@ SQLite log, when one is given.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import os
 import socket
@@ -407,44 +408,62 @@ class KafkaLog:
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:
         """Every entry of the topic from the earliest offsets to the end as it was when asked
-        (``lineage replay``), partition by partition, with no consumer group."""
+        (``lineage replay``), with no consumer group: the partitions merged in the order of their
+        messages' timestamps, each partition's own order kept. So a command keyed by its
+        namespace (a soft delete) keeps its place among the events of other partitions, as on
+        the SQLite log; partition by partition, the events naming a job again would come after
+        its deletion or before it by the partitions' numbers."""
         kafka = _client()
-        reader = kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
-                                 "group.id": f"lineage-replay-{time.time_ns()}",
-                                 "enable.auto.commit": False, "fetch.message.max.bytes": 10_000_000,
-                                 **_CLIENT}, logger=log)
+        readers: list[Any] = []
         try:
-            meta = reader.list_topics(self.address.topic, timeout=10).topics[self.address.topic]
+            readers.append(self._reader(kafka))
+            meta = readers[0].list_topics(self.address.topic, timeout=10).topics[self.address.topic]
             if meta.error is not None:
                 raise LogError(f"Kafka topic {self.address.topic}: {meta.error}")
-            seq = 0
-            for part in sorted(meta.partitions):
-                low, high = reader.get_watermark_offsets(
-                    kafka.TopicPartition(self.address.topic, part), timeout=10)
-                if high <= low:
-                    continue
-                reader.assign([kafka.TopicPartition(self.address.topic, part, low)])
-                position = low
-                while position < high:
-                    for message in reader.consume(min(batch, high - position), timeout=5):
-                        if message.error():
-                            raise LogError(f"Kafka: {message.error()}")
-                        if message.offset() >= high:
-                            position = high
-                            break
-                        position = message.offset() + 1
-                        seq += 1
-                        headers = dict(message.headers() or [])
-                        kind: EntryKind = "command" if headers.get(KIND) == b"command" else "event"
-                        try:
-                            event = _loads(message.value() or b"")
-                        except ValueError:
-                            continue  # a dead letter already, in its topic
-                        _, stamp = message.timestamp()
-                        yield Entry(seq, stamp / 1000, event if isinstance(event, dict) else {},
-                                    Checked.RECEIVED, None, kind)
+            streams = []
+            chunk = max(100, batch // max(1, len(meta.partitions)))  # memory: ~batch messages
+            for part in sorted(meta.partitions):  # a reader each, read side by side
+                readers.append(self._reader(kafka))
+                streams.append(self._partition(kafka, readers[-1], part, chunk))
+            for seq, (stamp, _, _, kind, event) in enumerate(
+                    heapq.merge(*streams, key=lambda m: m[:3]), start=1):
+                yield Entry(seq, stamp / 1000, event, Checked.RECEIVED, None, kind)
         finally:
-            reader.close()
+            for reader in readers:
+                reader.close()
+
+    def _reader(self, kafka: Any) -> Any:
+        return kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
+                               "group.id": f"lineage-replay-{time.time_ns()}",
+                               "enable.auto.commit": False,
+                               "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=log)
+
+    def _partition(self, kafka: Any, reader: Any, part: int, chunk: int
+                   ) -> Iterator[tuple[int, int, int, EntryKind, dict[str, Any]]]:
+        """One partition's messages up to its end when asked: (timestamp in ms, partition,
+        offset, kind, event); a message that is not JSON is skipped (a dead letter already)."""
+        low, high = reader.get_watermark_offsets(kafka.TopicPartition(self.address.topic, part),
+                                                 timeout=10)
+        if high <= low:
+            return
+        reader.assign([kafka.TopicPartition(self.address.topic, part, low)])
+        position = low
+        while position < high:
+            for message in reader.consume(min(chunk, high - position), timeout=5):
+                if message.error():
+                    raise LogError(f"Kafka: {message.error()}")
+                if message.offset() >= high:
+                    position = high
+                    break
+                position = message.offset() + 1
+                headers = dict(message.headers() or [])
+                kind: EntryKind = "command" if headers.get(KIND) == b"command" else "event"
+                try:
+                    event = _loads(message.value() or b"")
+                except ValueError:
+                    continue
+                _, stamp = message.timestamp()
+                yield stamp, part, message.offset(), kind, event if isinstance(event, dict) else {}
 
     # -- dead letters --------------------------------------------------------------------------
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:

@@ -183,7 +183,7 @@ def test_the_commands_that_load_directly_keep_their_events_in_the_topic(
     rebuilt = runner.invoke(app, ["replay", "--wipe"])
     assert rebuilt.exit_code == 0, rebuilt.output
     assert f"replayed {len(events)} events" in rebuilt.output and "1 metadata commands" in rebuilt.output
-    assert canonical_dump(graph) == direct
+    assert canonical_dump(graph) == direct  # the deletion in its place among the events
     purge = runner.invoke(app, ["delete", "job", job["namespace"], job["name"], "--purge", "--yes"])
     assert purge.exit_code == 2 and "Kafka topic keeps its entries" in " ".join(purge.output.split())
     get_settings.cache_clear()
