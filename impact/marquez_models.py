@@ -149,6 +149,14 @@ def all_tags(props: dict[str, Any], row: dict[str, Any]) -> list[str]:
     return sorted(set(props.get("tags") or []) | set(row.get("apiTags") or []))
 
 
+def run_state(p: dict[str, Any]) -> str:
+    """Marquez's state of a run: its events' (RUN_STATES), and NEW for a run made by Marquez's
+    legacy run write that nothing has started since (its only event is that write's OTHER)."""
+    if p.get("state") == "OTHER" and f"facet.{ARGS_FACET}" in p:
+        return "NEW"
+    return RUN_STATES.get(p.get("state") or "", "NEW")
+
+
 def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, Any]:
     """Marquez's Run from a row with ``props``, ``job``, ``inputs`` and ``outputs``."""
     p = row["props"]
@@ -165,7 +173,7 @@ def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, 
         "id": p["runId"], "createdAt": iso(min(known, default=None)),
         "updatedAt": iso(p.get("stateTime")), "nominalStartTime": iso(p.get("nominalStartTime")),
         "nominalEndTime": iso(p.get("nominalEndTime")),
-        "state": RUN_STATES.get(p.get("state") or "", "NEW"), "startedAt": iso(started),
+        "state": run_state(p), "startedAt": iso(started),
         "endedAt": iso(ended), "durationMs": duration,
         "args": (facets(p).get(ARGS_FACET) or {}).get("args") or {},
         "jobVersion": {**job, "version": job_version(job["namespace"], job["name"],

@@ -47,11 +47,12 @@ def _dataset_versions(graph: Graph, namespace: str, name: str) -> list[dict[str,
     p = row["props"]
     order = {n: i for i, n in enumerate(p.get("schemaColumns") or [])}
     columns = sorted(row["columns"], key=lambda c: (order.get(c["name"], len(order)), c["name"]))
-    return [_version(p, w, columns) for w in row["writes"]]
+    # facets are kept per dataset, not per write: they are the newest version's
+    return [_version(p, w, columns, newest=i == 0) for i, w in enumerate(row["writes"])]
 
 
-def _version(p: dict[str, Any], write: dict[str, Any], columns: list[dict[str, Any]]
-             ) -> dict[str, Any]:
+def _version(p: dict[str, Any], write: dict[str, Any], columns: list[dict[str, Any]],
+             newest: bool) -> dict[str, Any]:
     ns, name = p["namespace"], p["name"]
     at = write["written"] or write["at"]
     fields = [{"name": c["name"], "type": c["type"], "tags": sorted(set(c["tags"])),
@@ -66,7 +67,7 @@ def _version(p: dict[str, Any], write: dict[str, Any], columns: list[dict[str, A
         "namespace": ns, "sourceName": p.get("dataSourceName") or "default", "fields": fields,
         "tags": sorted(p.get("tags") or []), "lifecycleState": p.get("lifecycleState"),
         "description": p.get("description"), "currentSchemaVersion": None,
-        "createdByRun": created, "facets": mm.facets(p),
+        "createdByRun": created, "facets": mm.facets(p) if newest else {},
     }
 
 

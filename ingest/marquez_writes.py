@@ -117,16 +117,17 @@ def run_event(event_type: str, run_id: str, job: dict[str, str], inputs: list[di
 
 
 def new_run_facets(meta: dict[str, Any]) -> dict[str, Any]:
-    """The run facets of ``POST .../jobs/{name}/runs``: its nominal times and its args."""
+    """The run facets of ``POST .../jobs/{name}/runs``: its nominal times and its args (always,
+    if empty: the facet also marks the run as made by this write, which Marquez calls NEW until it
+    starts)."""
     facets: dict[str, Any] = {}
     if meta.get("nominalStartTime"):
         times = {"nominalStartTime": stamp(meta["nominalStartTime"])}
         if meta.get("nominalEndTime"):
             times["nominalEndTime"] = stamp(meta["nominalEndTime"])
         facets["nominalTime"] = _facet("1-0-1/NominalTimeRunFacet", **times)
-    if meta.get("args"):
-        facets[ARGS_FACET] = {"_producer": PRODUCER, "_schemaURL": _ARGS_SCHEMA,
-                              "args": {str(k): str(v) for k, v in meta["args"].items()}}
+    facets[ARGS_FACET] = {"_producer": PRODUCER, "_schemaURL": _ARGS_SCHEMA,
+                          "args": {str(k): str(v) for k, v in (meta.get("args") or {}).items()}}
     return facets
 
 

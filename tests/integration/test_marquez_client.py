@@ -257,6 +257,7 @@ def test_legacy_writes_of_marquez_python_become_events(served: str, tmp_path: Pa
     run = client.create_job_run("legacy", "copy_users", nominal_start_time="2026-11-27T10:00:00Z",
                                 run_args={"mode": "full"})
     assert run["args"] == {"mode": "full"} and run["nominalStartTime"] == "2026-11-27T10:00:00Z"
+    assert run["state"] == "NEW"  # made, not started: as Marquez says it
     started = client.mark_job_run_as_started(run["id"], at="2026-11-27T10:01:00Z")
     assert started["state"] == "RUNNING" and started["startedAt"] == "2026-11-27T10:01:00Z"
     done = client.mark_job_run_as_completed(run["id"], at="2026-11-27T10:05:00Z")
