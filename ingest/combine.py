@@ -66,7 +66,7 @@ def _groups(rows: Iterable[Row], key: tuple[str, ...]) -> Iterable[list[Row]]:
 
 def _merge(group: list[Row], kind: RowKind) -> Row:
     """Newer non-null values win; the kind's ``merged`` fields merge as maps (props), lists
-    (digests), flags (ANY) or sorted sets."""
+    (digests), flags (ANY), the latest (received) or sorted sets."""
     merged: Row = {}
     for row in group:
         # most rows hold no None: one update in C instead of a comprehension per row
@@ -76,6 +76,12 @@ def _merge(group: list[Row], kind: RowKind) -> Row:
     for name in kind.merged:
         if name in ANY:
             merged[name] = any(row.get(name, ANY[name]) for row in group)
+        elif name == "received":  # the latest time the log took one of them
+            taken = [row[name] for row in group if row.get(name) is not None]
+            if taken:
+                merged[name] = max(taken)
+            else:
+                merged.pop(name, None)
         elif name not in ("props", "digests"):  # a sorted set: the union of what rows state
             stated = [row[name] for row in group if row.get(name) is not None]
             if stated:

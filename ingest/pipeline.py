@@ -82,6 +82,8 @@ class Located:
 
     where: str
     event: ValidEvent
+    received: float | None = None
+    """When the event log took it, if it came from the log (see ingest.transform)."""
 
 
 def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[Located]:
@@ -101,7 +103,7 @@ def validate_items(items: Iterable[RawItem], report: IngestReport) -> Iterator[L
             log.exception("validating the event at %s failed", item.where)
             result = [f"could not be validated: {_describe(e)}"]
         if isinstance(result, ValidEvent):
-            yield Located(item.where, result)
+            yield Located(item.where, result, item.received)
         else:
             report.rejected.append(Rejection(item.where, tuple(result)))
 
@@ -180,7 +182,7 @@ class Ingester:
         kept: list[Located] = []
         for located in batch:
             try:
-                rows.extend(transform(located.event, self.facet_max_bytes))
+                rows.extend(transform(located.event, self.facet_max_bytes, located.received))
             except Exception as e:
                 self._reject(report, located, "could not be transformed", e)
                 continue
@@ -192,14 +194,15 @@ class Ingester:
         alone = []
         for located in kept:
             try:
-                Plan(combine(transform(located.event, self.facet_max_bytes)), self.seen)
+                Plan(combine(transform(located.event, self.facet_max_bytes, located.received)),
+                     self.seen)
             except Exception as e:
                 self._reject(report, located, "could not be combined", e)
                 continue
             alone.append(located)
         rows = Rows()
         for located in alone:
-            rows.extend(transform(located.event, self.facet_max_bytes))
+            rows.extend(transform(located.event, self.facet_max_bytes, located.received))
         return Prepared(alone, Plan(combine(rows), self.seen))
 
     @staticmethod

@@ -36,6 +36,8 @@ class RawItem:
     checked: Checked = Checked.RECEIVED
     digest: str | None = None
     """Its identity digest, as the log knows it (scrubbed events only)."""
+    received: float | None = None
+    """When the event log took it (unix time), for an item read back from the log."""
 
 
 def from_log(entry: Entry) -> RawItem:
@@ -44,7 +46,8 @@ def from_log(entry: Entry) -> RawItem:
     unreadable = entry.event.get(UNREADABLE) if entry.checked == Checked.RECEIVED else None
     if isinstance(unreadable, str):  # a message on a Kafka topic that is not an event
         return RawItem(f"log#{entry.seq}", error=unreadable, index=0)
-    return RawItem(f"log#{entry.seq}", obj=entry.event, checked=entry.checked, digest=entry.digest)
+    return RawItem(f"log#{entry.seq}", obj=entry.event, checked=entry.checked, digest=entry.digest,
+                   received=entry.received)
 
 
 def whole_error(items: list[RawItem]) -> str | None:

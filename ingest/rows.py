@@ -81,7 +81,8 @@ class RowKind:
     """The fields that make rows one node or edge: ingest.combine merges rows of one key."""
     merged: tuple[str, ...] = ()
     """Fields merged across rows (``props`` by stamp, ``digests`` as a list, flags by
-    ingest.combine.ANY, the others as sorted sets); every other field takes the newest value."""
+    ingest.combine.ANY, ``received`` as the latest, the others as sorted sets); every other field
+    takes the newest value."""
     query: str | None = None
     """The Cypher file that writes them; None for the versions (written through ingest.load)."""
     first: bool = False
@@ -91,8 +92,9 @@ class RowKind:
 
 KINDS: tuple[RowKind, ...] = (
     # the first round, in this order
-    RowKind("datasets", ("namespace", "name"), ("props", "digests"), "ingest/datasets", True),
-    RowKind("jobs", ("namespace", "name"), ("props", "digests"), "ingest/jobs", True),
+    RowKind("datasets", ("namespace", "name"), ("props", "digests", "received"), "ingest/datasets",
+            True),
+    RowKind("jobs", ("namespace", "name"), ("props", "digests", "received"), "ingest/jobs", True),
     RowKind("runs", ("runId",), ("props", "digests"), "ingest/runs", True),
     RowKind("parents", ("runId", "parentRunId"), (), "ingest/parents", True),
     RowKind("reads", ("runId", "namespace", "name"), (), "ingest/reads", True),

@@ -32,8 +32,11 @@ def stamp(t: datetime, digest: str) -> str:
     return f"{t.astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ}|{digest[:16]}"
 
 
-def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
-    """Rows for one event: nodes, edges and lifted properties."""
+def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
+              received: float | None = None) -> Rows:
+    """Rows for one event: nodes, edges and lifted properties. ``received``: when the event log
+    took the event, if known; a dataset or job soft-deleted after it stays hidden (see
+    cypher/ingest/datasets)."""
     rows = Rows()
     raw, t = event.raw, event.time
     event_stamp = stamp(t, event.digest)
@@ -93,6 +96,9 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384) -> Rows:
     for kind in KINDS:
         for row in getattr(rows, kind.name):
             row["evt"] = event_stamp
+    if received is not None:
+        for row in rows.datasets + rows.jobs:
+            row["received"] = received
     return rows
 
 

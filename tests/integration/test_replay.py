@@ -194,6 +194,38 @@ def test_a_worker_behind_applies_a_command_in_its_place(graph: Graph, log_path: 
     assert "kept.table" not in [d["name"] for d in listed["datasets"]]
 
 
+def test_an_event_the_log_took_before_a_soft_delete_leaves_it_hidden(graph: Graph,
+                                                                     log_path: Path) -> None:
+    """Workers on several Kafka partitions keep no order between them: one may load, after a soft
+    delete, an event the log took before it. That event leaves the dataset hidden; an event the
+    log took after the deletion shows it again."""
+    from ingest.pipeline import Ingester, IngestReport
+    from ingest.read import from_log
+
+    log = SQLiteLog(log_path)
+    api = _api(graph, log)
+
+    def listed() -> list[str]:
+        return [d["name"] for d in api.get("/api/v1/namespaces/ns/datasets").json()["datasets"]]
+
+    first = run_event("COMPLETE", new_run_id(), "writer", outputs=[dataset("kept.table")])
+    assert api.post("/api/v1/lineage", json=first).status_code == 201
+    _drain(graph, log)
+    late = run_event("COMPLETE", new_run_id(), "other_writer", outputs=[dataset("kept.table")])
+    assert api.post("/api/v1/lineage", json=late).status_code == 201  # taken, not loaded yet
+    [taken] = log.read(log.position(CONSUMER), 1)
+    assert api.delete("/api/v1/namespaces/ns/datasets/kept.table").status_code == 200
+    assert "kept.table" not in listed()
+    # another worker loads the earlier event now, before anything else
+    report = Ingester(graph).ingest([from_log(taken)], IngestReport())
+    assert report.loaded == 1 and "kept.table" not in listed()
+    # an event the log takes after the deletion reports it again, as in Marquez
+    again = run_event("COMPLETE", new_run_id(), "other_writer", outputs=[dataset("kept.table")])
+    assert api.post("/api/v1/lineage", json=again).status_code == 201
+    _drain(graph, log)
+    assert "kept.table" in listed()
+
+
 def test_a_tag_on_an_unknown_field_is_404_and_leaves_no_trace(graph: Graph, log_path: Path) -> None:
     _invoke("ingest", str(SHOP))
     log = SQLiteLog(log_path)

@@ -122,7 +122,7 @@ def test_each_row_kind_is_declared_once_with_the_query_that_writes_it() -> None:
 
     assert [kind.name for kind in KINDS] == [f.name for f in fields(Rows)]
     for kind in KINDS:
-        assert set(kind.merged) <= {"props", "digests", "subtypes", "targets", "trainedOn",
+        assert set(kind.merged) <= {"props", "digests", "received", "subtypes", "targets", "trainedOn",
                                     "observed", "explicit", "coarse"}, kind
         if kind.query is not None:
             assert query(kind.query).text, kind  # the file exists and loads
@@ -170,3 +170,22 @@ def _as_set(rows: list[dict[str, Any]]) -> list[str]:
     import json
 
     return sorted(json.dumps(row, sort_keys=True, default=repr) for row in rows)
+
+
+def test_the_time_the_log_took_an_event_stamps_its_datasets_and_jobs_and_combines_as_the_latest() -> None:
+    out = dataset("out", columns=["a"])
+    events = [run_event("COMPLETE", str(uuid.uuid4()), "job", inputs=[dataset("in")], outputs=[out])
+              for _ in range(2)]
+    rows = Rows()
+    for event, taken in zip(events, (200.0, 100.0), strict=True):
+        valid = validate(event)
+        assert isinstance(valid, ValidEvent)
+        rows.extend(transform(valid, received=taken))
+    combined = combine(rows)
+    assert {(d["name"], d["received"]) for d in combined.datasets} == {("in", 200.0), ("out", 200.0)}
+    assert [j["received"] for j in combined.jobs] == [200.0]
+    assert all("received" not in r for r in combined.runs)  # only what a soft delete can hide
+    # an event not read from the log: no time, so it always reports them again
+    valid = validate(events[0])
+    assert isinstance(valid, ValidEvent)
+    assert all("received" not in d for d in combine(transform(valid)).datasets)
