@@ -17,7 +17,8 @@ from typing import Any
 # OpenLineage's eventType as the run state Marquez reports (Marquez's OpenLineageDao.getRunState).
 RUN_STATES = {"START": "RUNNING", "RUNNING": "RUNNING", "COMPLETE": "COMPLETED",
               "FAIL": "FAILED", "ABORT": "ABORTED", "OTHER": "RUNNING"}
-STATES_OF = {"NEW": [], "RUNNING": ["START", "RUNNING", "OTHER"], "COMPLETED": ["COMPLETE"],
+# Marquez's state as the states cypher/marquez/jobs.cypher filters on (NEW: see run_state)
+STATES_OF = {"NEW": ["NEW"], "RUNNING": ["START", "RUNNING", "OTHER"], "COMPLETED": ["COMPLETE"],
              "FAILED": ["FAIL"], "ABORTED": ["ABORT"]}
 _PRODUCER = "https://github.com/lineage-graph/lineage-graph"
 ARGS_FACET = "marquezRunArgs"  # a run's args from Marquez's legacy run write (ingest.marquez_writes)

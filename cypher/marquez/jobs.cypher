@@ -4,7 +4,7 @@
 // Param $namespace: the namespace, or null for all
 // Param $name: one job's name, or null for all
 // Param $keys: instead of $namespace and $name, these jobs ({namespace, name} each), or null
-// Param $states: keep jobs whose latest run is in one of these states (START, RUNNING, COMPLETE, FAIL, ABORT), or null for all
+// Param $states: keep jobs whose latest run is in one of these states (START, RUNNING, OTHER, COMPLETE, FAIL, ABORT, or NEW: made by the legacy run write, not started), or null for all
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
 // Param $runs: how many of the latest runs to return
@@ -31,7 +31,9 @@ CALL () {
 WITH j WHERE j.deleted IS NULL
 OPTIONAL CALL (j) {
   MATCH (r:Run)-[:OF]->(j) WHERE r.state IS NOT NULL
-  RETURN r.state AS lastState ORDER BY r.stateTime DESC LIMIT 1
+  // NEW: made by Marquez's legacy run write and not started since (impact.marquez_models.run_state)
+  RETURN CASE WHEN r.state = 'OTHER' AND r.`facet.marquezRunArgs` IS NOT NULL THEN 'NEW'
+              ELSE r.state END AS lastState ORDER BY r.stateTime DESC LIMIT 1
 }
 WITH j WHERE $states IS NULL OR lastState IN $states
 ORDER BY j.lastSeen DESC, j.namespace, j.name

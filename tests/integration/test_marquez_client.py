@@ -258,6 +258,8 @@ def test_legacy_writes_of_marquez_python_become_events(served: str, tmp_path: Pa
                                 run_args={"mode": "full"})
     assert run["args"] == {"mode": "full"} and run["nominalStartTime"] == "2026-11-27T10:00:00Z"
     assert run["state"] == "NEW"  # made, not started: as Marquez says it
+    with urllib.request.urlopen(f"{served}/api/v1/jobs?lastRunStates=NEW", timeout=30) as answer:
+        assert [j["name"] for j in json.loads(answer.read())["jobs"]] == ["copy_users"]
     started = client.mark_job_run_as_started(run["id"], at="2026-11-27T10:01:00Z")
     assert started["state"] == "RUNNING" and started["startedAt"] == "2026-11-27T10:01:00Z"
     done = client.mark_job_run_as_completed(run["id"], at="2026-11-27T10:05:00Z")
