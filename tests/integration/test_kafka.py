@@ -156,9 +156,10 @@ def test_http_to_kafka_to_two_workers_builds_the_http_paths_graph(graph: Graph, 
 
 
 def test_the_commands_that_load_directly_keep_their_events_in_the_topic(
-        graph: Graph, broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+        graph: Graph, broker: Broker, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """With the log on Kafka, `lineage ingest` and `lineage delete` write the topic (not the
-    SQLite file), so that a replay from the topic rebuilds what they did; a purge is refused."""
+    SQLite file), so that a replay from the topic rebuilds what they did and an export holds
+    them; a purge is refused."""
     from typer.testing import CliRunner
 
     from api.cli import app
@@ -184,6 +185,9 @@ def test_the_commands_that_load_directly_keep_their_events_in_the_topic(
     assert rebuilt.exit_code == 0, rebuilt.output
     assert f"replayed {len(events)} events" in rebuilt.output and "1 metadata commands" in rebuilt.output
     assert canonical_dump(graph) == direct  # the deletion in its place among the events
+    exported = runner.invoke(app, ["export", str(tmp_path / "lake")])
+    assert exported.exit_code == 0, exported.output
+    assert f"wrote {len(events)} events" in exported.output and "1 metadata commands" in exported.output
     purge = runner.invoke(app, ["delete", "job", job["namespace"], job["name"], "--purge", "--yes"])
     assert purge.exit_code == 2 and "Kafka topic keeps its entries" in " ".join(purge.output.split())
     get_settings.cache_clear()
