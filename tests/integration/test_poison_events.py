@@ -169,10 +169,10 @@ def test_an_event_that_breaks_the_transform_is_dead_lettered_alone(
     """Whatever goes wrong with one event's preparation (a bug of ours) costs that event only."""
     real = transform_module.transform
 
-    def fragile(event: Any, cap: int = 16_384) -> Any:
+    def fragile(event: Any, cap: int = 16_384, received: float | None = None) -> Any:
         if event.raw["job"]["name"] == "boom":
             raise RuntimeError("transform bug")
-        return real(event, cap)
+        return real(event, cap, received)
 
     monkeypatch.setattr(pipeline_module, "transform", fragile)
     log.append([_good("a"), _good("boom"), _good("b")])
