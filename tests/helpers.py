@@ -93,9 +93,10 @@ def edges(graph: Graph) -> set[tuple[Any, ...]]:
     return {tuple(r["k"]) for r in found}
 
 
-BOOKKEEPING = ("events", "schemaSince", "lineageSince")
-"""Properties only the loader reads (event digests, and when the current schema or lineage began,
-which only decides whether a repeated version is a touch)."""
+BOOKKEEPING = ("events", "schemaSince", "lineageSince", "takenAt")
+"""Properties only the loader reads (event digests, when the current schema or lineage began,
+which only decides whether a repeated version is a touch, and when the log took the latest event
+naming a dataset or job, which only a soft delete compares with)."""
 
 
 def canonical_dump(graph: Graph) -> list[str]:

@@ -18,8 +18,12 @@ SET x.events = coalesce(x.events, []) + [d IN row.digests WHERE NOT d IN coalesc
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
 // reported again: shown again after a soft delete through Marquez's API (cypher/marquez/soft_delete),
 // unless the event log took every event of the row before the deletion (received, unix seconds):
-// a worker that loads such an event late (behind on another Kafka partition) leaves it hidden
-SET x.deleted = CASE WHEN row.received IS NOT NULL AND x.deleted IS NOT NULL
-                           AND datetime({epochMillis: toInteger(row.received * 1000)}) < x.deleted
-                      THEN x.deleted END
+// a worker that loads such an event late (behind on another Kafka partition) leaves it hidden.
+// takenAt: the latest time the log took an event naming it (a deletion before it hides nothing)
+WITH x, row, dup, CASE WHEN row.received IS NOT NULL
+                       THEN datetime({epochMillis: toInteger(row.received * 1000)}) END AS taken
+SET x.deleted = CASE WHEN taken IS NOT NULL AND x.deleted IS NOT NULL AND taken < x.deleted
+                     THEN x.deleted END,
+    x.takenAt = CASE WHEN taken IS NOT NULL AND (x.takenAt IS NULL OR taken > x.takenAt)
+                     THEN taken ELSE x.takenAt END
 RETURN sum(dup) AS duplicates

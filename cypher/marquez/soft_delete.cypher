@@ -1,6 +1,6 @@
 // Answers: hides a dataset, a job, or a namespace with its datasets and jobs from Marquez's
-// listings (Marquez's soft delete); each comes back once an event reports it again
-// (cypher/ingest/datasets and jobs remove the mark).
+// listings (Marquez's soft delete); each comes back once an event the log took after the
+// deletion reports it (cypher/ingest/datasets and jobs remove the mark).
 // The lineage questions still see them: their history is kept.
 // Param $kind: 'dataset', 'job' or 'namespace'
 // Param $namespace: the namespace
@@ -22,5 +22,7 @@ CALL () {
   MERGE (n:Namespace {name: $namespace}) ON CREATE SET n.createdAt = datetime($at)
   RETURN n
 }
-SET n.deleted = datetime($at)
-RETURN count(n) AS deleted
+// a dataset or job an event reported that the log took after the deletion stays shown, whatever
+// order a worker met the two in (cypher/ingest/datasets and jobs)
+SET n.deleted = CASE WHEN n.takenAt > datetime($at) THEN n.deleted ELSE datetime($at) END
+RETURN count(n.deleted) AS deleted
