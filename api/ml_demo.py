@@ -9,7 +9,6 @@ are: the event log, the worker, the graph.
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +17,10 @@ from api import mlflow_server
 from api.demo import demo, post_events
 from graph.errors import ConfigError
 from graph.settings import Settings
-from ingest.log import open_event_log
 from ingest.mlflow_sync import SyncReport, sync
 from ingest.pipeline import IngestReport
 from ingest.read import RawItem
-from ingest.worker import CONSUMER
+from ingest.worker import caught_up
 
 TRAIN = Path(__file__).resolve().parents[1] / "examples" / "ml_shop" / "train.py"
 
@@ -74,12 +72,5 @@ def run_ml(settings: Settings, url: str, *, api_key: str | None = None,
         say(f"training churn version {version}" + (" without the e-mail" if without_email else ""))
         result.trained.append(train(settings, server.url, features, without_email, say))
         result.syncs.append(sync(server.url, deliver, settings.state_dir))
-    log = open_event_log(settings)
-    try:
-        last, started = log.last_seq(), time.perf_counter()
-        while log.position(CONSUMER) < last and time.perf_counter() - started < 120:
-            time.sleep(0.2)
-        result.loaded = log.position(CONSUMER) >= last
-    finally:
-        log.close()
+    result.loaded = caught_up(settings)
     return result

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
-from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES
+from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES, Settings
 from ingest import commands
 from ingest.event_log import WORKER
 from ingest.kafka_log import KafkaLog, describe_group
 from ingest.load import SeenCurrent
-from ingest.log import Entry, EventLog, LogError
+from ingest.log import Entry, EventLog, LogError, open_event_log
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem, from_log
 
@@ -62,6 +62,19 @@ def backlog(log: EventLog) -> tuple[int, float]:
         return 0, 0.0
     received = log.received_at(position + 1)
     return last - position, max(0.0, time.time() - received) if received else 0.0
+
+
+def caught_up(settings: Settings, timeout: float = 120.0) -> bool:
+    """Wait up to ``timeout`` seconds for the worker (or the workers of a Kafka log) to load
+    every entry the settings' event log holds now; whether they did."""
+    events = open_event_log(settings)
+    try:
+        last, started = events.last_seq(), time.monotonic()
+        while events.position(CONSUMER) < last and time.monotonic() - started < timeout:
+            time.sleep(0.2)
+        return events.position(CONSUMER) >= last
+    finally:
+        events.close()
 
 
 # How long a thread may hold the GIL while another waits for it (Python's default: 5 ms); see run().

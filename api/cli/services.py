@@ -274,12 +274,9 @@ def demo_cmd(
 
 
 def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) -> None:
-    import time
-
     from api.demo import run_stack
     from api.producers import DAG_ID
-    from ingest.log import open_event_log
-    from ingest.worker import CONSUMER
+    from ingest.worker import caught_up
 
     try:
         with err.status("running the stack…") as status:
@@ -291,15 +288,8 @@ def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) 
                             api_key=token, say=say)
     except LineageError as e:
         raise fail(str(e)) from e
-    log = open_event_log(settings)
-    try:
-        last, started = log.last_seq(), time.perf_counter()
-        while log.position(CONSUMER) < last and time.perf_counter() - started < 120:
-            time.sleep(0.2)
-        loaded = log.position(CONSUMER) >= last
-    finally:
-        log.close()
-    out.print("all loaded." if loaded else "the worker has not caught up yet (`lineage status`).")
+    out.print("all loaded." if caught_up(settings)
+              else "the worker has not caught up yet (`lineage status`).")
     wh, duck = run.warehouse, run.namespace
     out.print("\nTry:")
     for line in (f"lineage impact dataset file {wh}/raw/users          # Spark, dbt and Airflow",
