@@ -174,8 +174,12 @@ def _health(metric: Metric, health: Health, verdicts: list[Verdict], age: float,
     metric("lineage_slo_objective_ratio", "gauge",
            "The objective of each ratio SLO of the SLO file (docs/health.md, \"SLOs\").",
            [(o, lbl) for o, lbl in objectives])
-    metric("lineage_slo_met", "gauge", "1 when the SLO is met now, 0 when violated.",
-           [(int(v.met), {"sli": v.slo.sli, "tier": v.slo.tier or ""}) for v in verdicts])
+    metric("lineage_slo_met", "gauge", "1 when the SLO is met now, 0 when violated (no series "
+           "while it has no data: lineage_slo_no_data).",
+           [(int(v.met), {"sli": v.slo.sli, "tier": v.slo.tier or ""}) for v in verdicts
+            if not v.no_data])
+    metric("lineage_slo_no_data", "gauge", "1 when the SLO has nothing to measure now.",
+           [(int(v.no_data), {"sli": v.slo.sli, "tier": v.slo.tier or ""}) for v in verdicts])
     metric("lineage_health_age_seconds", "gauge", "Age of the latest measure of lineage health.",
            [(round(age, 3), None)])
     metric("lineage_health_measure_seconds", "gauge", "Time the latest measure took.",

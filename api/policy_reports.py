@@ -64,10 +64,10 @@ def policy_json(report: PolicyReport) -> str:
                                                          "until": _day(v.waiver.until)},
                 "expiredWaiver": None if v.expired is None else {"reason": v.expired.reason,
                                                                  "until": _day(v.expired.until)},
-                "path": list(v.path),
                 "steps": [{"from": s.source, "to": s.target, "job": s.job, "run": s.run,
                            "type": s.type, "subtype": s.subtype, "masking": s.masking,
-                           "basis": s.basis} for s in v.steps]}
+                           "basis": s.basis} for s in v.steps]} | (
+                    {"path": list(v.path)} if v.path else {})
 
     return json.dumps({
         "policies": report.path, "checkedAt": report.checked_at.isoformat(),
@@ -229,7 +229,7 @@ def gate_text(g: Gate) -> str:
              + (" may be consumed" if g.open else " should not be consumed now"),
              f"  {g.upstream} datasets upstream checked, {g.rules} policy rules"]
     for c in g.causes:
-        tag = "warning" if c.severity == "warning" else c.kind
+        tag = c.severity if c.severity in ("warning", "note") else c.kind
         lines.append(f"  {tag}: {c.what}")
         if len(c.path) > 1:
             lines.append(f"    path: {' -> '.join(c.path)}")

@@ -4,14 +4,14 @@ OpenLineage event given as the change) are planned by the ingest path as any eve
 in a transaction that is rolled back once the rules are checked in it (graph.db.Graph.rehearse).
 The graph keeps nothing of it.
 
-A proposed run is taken to state its job's whole column lineage into its outputs: the job's column
-edges into them that it no longer states are retired in the rehearsal
-(cypher/policies/rehearsal_retire.cypher), so that a model that stops copying a column raw
-removes the violation. (The graph itself retires column edges only with their datasets.)"""
+A proposed run is a completed run, so the graph's own rule applies to it as to any run: its column
+lineage is the whole truth of its outputs' (docs/graph-model.md, "Current and retired lineage"),
+and a model that stops copying a column raw removes the violation in the rehearsal exactly as it
+does once its event is loaded."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from graph.db import Graph
@@ -39,17 +39,6 @@ def rehearse_policies(graph: Graph, policies: Policies, events: list[dict[str, A
     if not prepared:
         return PolicyDelta(before, before)
     [batch] = prepared
-    # a run states its job's whole column lineage into its outputs: what it no longer states is
-    # gone once the change is deployed (the graph keeps such edges current: docs/graph-model.md)
-    jobs = [{"namespace": e["job"]["namespace"], "name": e["job"]["name"],
-             "outputs": [{"namespace": o["namespace"], "name": o["name"]}
-                         for o in e.get("outputs") or []]}
-            for e in events if isinstance(e.get("job"), dict) and "run" in e]
-
-    def then(results: list[list[dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-        return [*batch.plan.then(results),
-                ("policies/rehearsal_retire", {"jobs": jobs, "at": datetime.now(UTC).isoformat()})]
-
-    after = graph.rehearse(batch.plan.first, then,
+    after = graph.rehearse(batch.plan.first, batch.plan.then,
                            lambda rehearsed: check(rehearsed, policies, depth, today))
     return PolicyDelta(before, after)

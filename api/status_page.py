@@ -86,7 +86,7 @@ def _slos(verdicts: list[Verdict]) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{escape(v.slo.label)}</td>"
-        f"<td class={'ok' if v.met else 'bad'}>{'met' if v.met else 'VIOLATED'}</td>"
+        f"<td class={'ok' if v.met else 'bad'}>{'VIOLATED' if v.status == 'violated' else v.status}</td>"
         f"<td class=n>{'–' if v.budget_left is None else _budget(v)}</td>"
         f"<td>{escape(v.detail)}</td></tr>" for v in verdicts)
     return ("<h2>SLOs</h2><table><tr><th>objective</th><th>now</th><th>budget left</th>"

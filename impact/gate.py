@@ -11,8 +11,10 @@ to the dataset gated:
 * **quality**: an error-severity ``quality`` rule of the policy file finds a metric out of its
   bounds (``dataQualityMetrics``: ``nullCount / rowCount`` above 10% for a PII column);
 * **late**: one of them is overdue by its own cadence (impact.freshness);
-* **violation**: an error-severity violation of a policy rule touches the dataset (it is the
-  violation's target, or the source it starts from).
+* **violation**: an error-severity violation of a policy rule whose target (where the data
+  arrived) is the dataset or upstream of it. At the violation's source the gate stays open and
+  the violation is listed as a note ("a violation starts here"): a system of record is not
+  closed for every consumer because one of them copies it badly.
 
 Warning-severity findings of the policy file are listed as warnings and leave the gate open.
 Everything downstream of a cause is "quality at risk": :func:`gate` answers that for any dataset,
@@ -55,7 +57,8 @@ class Gate:
     dataset: str
     checked_at: datetime
     causes: tuple[Cause, ...]
-    """What closes the gate (severity error) and what only warns (severity warning)."""
+    """What closes the gate (severity error), what only warns (warning), and violations that
+    start at the dataset (note)."""
     upstream: int = 0
     """How many datasets upstream were looked at."""
     rules: int = 0
@@ -103,8 +106,8 @@ def gate(graph: Graph, namespace: str, name: str, policies: Policies | None = No
                 continue  # what a dataset lacks says nothing of its data
             checked += 1
             result = check_rule(graph, rule, depth, now.date(), within)
-            causes += [_from_rule(v, me, path_to_me) for v in result.violations
-                       if v.counts and (rule.kind == "quality" or me in (v.anchor, v.target_dataset))]
+            causes += [cause for v in result.violations if v.counts
+                       for cause in [_from_rule(v, me, path_to_me)] if cause is not None]
     order = {"failed-run": 0, "failed-assertion": 1, "quality": 2, "violation": 3, "late": 4}
     causes.sort(key=lambda c: (c.severity != "error", order[c.kind], len(c.path), c.dataset))
     return Gate(me, now, tuple(causes), len(datasets) - 1, checked)
@@ -137,8 +140,18 @@ def _facts(fact: dict[str, Any], path_to_me: dict[str, tuple[str, ...]],
     return found
 
 
-def _from_rule(v: Violation, me: str, path_to_me: dict[str, tuple[str, ...]]) -> Cause:
-    kind = "quality" if v.rule.kind == "quality" else "violation"
-    where = v.anchor if kind == "quality" else me
-    return Cause(kind, where, f"rule {v.rule.id}: {v.what()}", path_to_me.get(where, (where,)),
-                 rule=v.rule.id, severity=v.rule.severity)
+def _from_rule(v: Violation, me: str, path_to_me: dict[str, tuple[str, ...]]) -> Cause | None:
+    """A violation closes the gate of the dataset where the data arrived (its target) and of
+    what derives from it; at its source it is only said, so that a system of record is not
+    closed for every consumer because one of them copies it badly."""
+    what = f"rule {v.rule.id}: {v.what()}"
+    if v.rule.kind == "quality":
+        return Cause("quality", v.anchor, what, path_to_me.get(v.anchor, (v.anchor,)),
+                     rule=v.rule.id, severity=v.rule.severity)
+    if v.target_dataset in path_to_me:
+        return Cause("violation", v.target_dataset, what, path_to_me[v.target_dataset],
+                     rule=v.rule.id, severity=v.rule.severity)
+    if me == v.anchor:
+        return Cause("violation", me, f"a violation starts here: {what}", (me,), rule=v.rule.id,
+                     severity="note")
+    return None

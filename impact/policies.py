@@ -24,8 +24,9 @@ Three rules walk dataset-level lineage (impact.policy_graph):
   rule names); a target reached by a path that avoids them all is a violation, shown with that
   path. Columns selected in ``from`` are walked by column lineage, datasets by dataset lineage.
 * ``residency``: data of a dataset in one region never reaches a dataset of another region (or,
-  as the rule says, one with no region). A violation is the pair of the last dataset of the region
-  on the path and the first one outside it, with the path between them.
+  as the rule says, one with no region). A violation is the pair of the dataset of the region and
+  each dataset of another region (or of none) its data reaches through datasets of no region, with
+  the path between them.
 * ``sources``: every dataset at the root of a selected sink's upstream lineage is allowed.
 
 Each violation carries the path node by node, each hop with its job, transformation, masking and
@@ -208,7 +209,8 @@ def check_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
             if label is None:
                 continue
             target = f"{reach.namespace}:{reach.dataset}.{reach.column}"
-            found.append(_waived(Violation(rule, source, target, label, reach.steps,
+            steps = tuple(replace(s, job=s.job_key, job_namespace=None) for s in reach.steps)
+            found.append(_waived(Violation(rule, source, target, label, steps,
                                            anchor=f"{ns}:{ds}",
                                            column_of=f"{reach.namespace}:{reach.dataset}"),
                                  rule, reach.namespace, reach.dataset, reach.column, today,
@@ -230,7 +232,8 @@ def _metadata_rule(graph: Graph, rule: Rule, today: date,
     for row in rows[:MAX_SOURCES]:
         has = {"owner": row["owner"], "description": row["description"], "schema": row["schema"],
                "producer": row["producer"],
-               "column-lineage": row["columnLineage"] or not row["producer"]}
+               # asked of a derived dataset only, as lineage health asks it (docs/health.md)
+               "column-lineage": row["columnLineage"] or not row["derived"]}
         missing = [item for item in meta.require if not has[item]]
         if missing:
             name = f"{row['namespace']}:{row['name']}"
@@ -382,8 +385,9 @@ def _checkpoints(rule: Rule) -> str:
 
 def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
                     within: frozenset[tuple[str, str]] | None) -> RuleResult:
-    """Each dataset in a region, walked downstream through datasets of no region (when the
-    rule allows them) to the first dataset of another region, or of none."""
+    """Each dataset in a region, walked downstream through datasets of no region to the first
+    dataset of another region; with ``unregioned: outside`` each dataset of no region on the way
+    is a violation too."""
     residency = rule.residency
     assert residency is not None
     if within is None:
@@ -403,8 +407,9 @@ def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
     for ns, name, own in chosen:
         for node, path in policy_graph.walk(
                 lineage, ("dataset", ns, name), lambda n, e: True,
-                # past a dataset of a region, the data is that region's (or a violation already)
-                lambda n: n[0] == "dataset" and bool(regions(n) or residency.unregioned_outside),
+                # past a dataset of a region, the data is that region's (or a violation already);
+                # past one of no region it goes on, so that every other region it lands in is named
+                lambda n: n[0] == "dataset" and bool(regions(n)),
                 depth):
             there = regions(node)
             if node[0] != "dataset" or set(own) & set(there) or not (

@@ -150,10 +150,13 @@ def provenance(graph: Graph, name: str, version: str | None = None, namespace: s
     tags_of = {f"{s.namespace}:{s.name}.{t.split('=', 1)[0]}": t.split("=", 1)[1]
                for s in sources for t in s.column_tags if "=" in t}
     trails = []
+    # the columns the version's run stated it was trained on, when it stated them: a field whose
+    # nearest source is not among them is another version's, whatever the lineage then held
+    stated = None if row["trainedOn"] is None else set(row["trainedOn"])
     for column in _model_fields(graph, row):
         steps = tuple(i for i in column_upstream(graph, row["namespace"], row["name"], column, depth,
                                                  trained_at).impacted if i.kind == "column")
-        if steps:
+        if steps and (stated is None or f"{steps[0].namespace}:{steps[0].name}" in stated):
             tagged = tuple(f"{i.namespace}:{i.name}={tags_of[f'{i.namespace}:{i.name}']}"
                            for i in steps if f"{i.namespace}:{i.name}" in tags_of)
             trails.append(FieldTrail(column, steps, tagged))

@@ -53,11 +53,18 @@ class Verdict:
     """Ratios: the share of the error budget left (1.0 untouched, below 0 overspent); counts and
     ingest: the room left under ``max``. None without data."""
     detail: str
+    no_data: bool = False
+    """Nothing to measure (a tier that holds nothing): not met, and not violated either."""
+
+    @property
+    def status(self) -> str:
+        """met, violated, or no data."""
+        return "no data" if self.no_data else "met" if self.met else "violated"
 
     def json(self) -> dict[str, Any]:
         return {"sli": self.slo.sli, "tier": self.slo.tier, "objective": self.slo.objective,
                 "max": self.slo.max, "value": self.value, "met": self.met,
-                "budgetLeft": self.budget_left, "detail": self.detail}
+                "status": self.status, "budgetLeft": self.budget_left, "detail": self.detail}
 
 
 def read_slos(path: Path) -> list[Slo]:
@@ -108,7 +115,8 @@ def _judge(slo: Slo, health: Health) -> Verdict:
         return _count(slo, float(count))
     ratio = group.ratio(slo.sli) if group is not None else None
     if ratio is None or ratio.value is None or slo.objective is None:
-        return Verdict(slo, None, True, None, f"no data: nothing in tier {slo.tier} to measure")
+        return Verdict(slo, None, False, None, f"no data: nothing in tier {slo.tier} to measure",
+                       no_data=True)
     allowed = (1 - slo.objective) * ratio.valid
     bad = ratio.valid - ratio.good
     left = 1.0 - bad / allowed if allowed > 0 else (1.0 if bad == 0 else float("-inf"))
@@ -120,6 +128,6 @@ def _judge(slo: Slo, health: Health) -> Verdict:
 
 def _count(slo: Slo, value: float | None) -> Verdict:
     if value is None or slo.max is None:
-        return Verdict(slo, None, True, None, "no data")
+        return Verdict(slo, None, False, None, "no data", no_data=True)
     return Verdict(slo, value, value <= slo.max, slo.max - value,
                    f"{value:g} (at most {slo.max:g})")

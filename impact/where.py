@@ -39,6 +39,12 @@ class Step:
     last_seen: datetime | None
     basis: str
     """The reported facts this step's label rests on (columnLineage transformations)."""
+    job_namespace: str | None = None
+
+    @property
+    def job_key(self) -> str | None:
+        """``namespace:name`` of the job (policy reports name jobs whole)."""
+        return f"{self.job_namespace}:{self.job}" if self.job and self.job_namespace else self.job
 
 
 def basis(kind: str | None, subtype: str | None, masking: bool) -> str:
@@ -103,7 +109,7 @@ def _reach(r: dict[str, Any]) -> Reach:
     steps = tuple(Step(s["from"], s["to"], s["job"], s["run"], s["type"], s["subtype"],
                        s["masking"] is True, s["description"], native_time(s["lastSeen"]),
                        basis(s["type"], s["subtype"], s["masking"] is True)
-                       + retired_note(s.get("retired")))
+                       + retired_note(s.get("retired")), s["jobNamespace"])
                   for s in r["steps"])
     return Reach(r["namespace"], r["dataset"], r["column"], r["label"], r["distance"], steps,
                  native_time(r["lastFlowed"]))

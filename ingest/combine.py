@@ -8,7 +8,7 @@ lack; ``props`` maps merge property by property, each keeping the value of its l
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
@@ -18,6 +18,13 @@ from ingest.rows import KIND, KINDS, Row, RowKind, Rows
 ANY = {"explicit": False, "observed": True, "coarse": False}
 """Flags that hold when any row of a key says so (missing from a row: the default)."""
 _ORDER = itemgetter("evt")  # the event's stamp: its time, then its digest (transform.stamp)
+# the edges of a job keep the run of their latest event, at the same time the greatest run id,
+# as their queries decide between batches (docs/graph-model.md, "The latest value")
+_BY_RUN = frozenset({"column_edges", "dataset_edges"})
+
+
+def _run_order(row: Row) -> tuple[Any, ...]:
+    return row["time"], row.get("runId") or "", row["evt"]
 
 
 # Left as they are by combine: the loader combines only those it writes (ingest.load.Plan), and most
@@ -43,10 +50,12 @@ def combine(rows: Rows) -> Rows:
 def combine_kind(name: str, rows: Iterable[Row]) -> list[Row]:
     """One merged row per key of rows of one kind."""
     kind = KIND[name]
-    return [_merge(group, kind) for group in _groups(rows, kind.key)]
+    order = _run_order if name in _BY_RUN else _ORDER
+    return [_merge(group, kind) for group in _groups(rows, kind.key, order)]
 
 
-def _groups(rows: Iterable[Row], key: tuple[str, ...]) -> Iterable[list[Row]]:
+def _groups(rows: Iterable[Row], key: tuple[str, ...],
+            order: Callable[[Row], Any] = _ORDER) -> Iterable[list[Row]]:
     """The rows of each key, oldest first (events of the same time in the order of their
     digests, so the order of arrival never decides)."""
     key_of = itemgetter(*key)
@@ -60,7 +69,7 @@ def _groups(rows: Iterable[Row], key: tuple[str, ...]) -> Iterable[list[Row]]:
             group.append(row)
     for group in grouped.values():
         if len(group) > 1:
-            group.sort(key=_ORDER)
+            group.sort(key=order)
     return grouped.values()
 
 

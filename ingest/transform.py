@@ -87,10 +87,12 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
         # a lineage is a set of edges: the same facet with its fields in another order (the event
         # log stores events with sorted keys) is the same lineage, with the same digest
         parts.sort(key=_edge_order)
+        digest = _digest(parts)
         rows.lineages.append({
             "jobNamespace": job_ref[0], "jobName": job_ref[1], "runId": event.run_id, "time": t,
-            "digest": _digest(parts), "edges": tuple(p[:8] for p in parts),
+            "digest": digest, "edges": tuple(p[:8] for p in parts),
             "compact": compact or None})
+        _mark_stated(rows, digest, {(p[0], p[1]) for p in parts})
     # every row is stamped with its event: combine orders rows by it, and the loader keeps, per
     # property, the value of the latest stamp (docs/graph-model.md, "The latest value")
     for kind in KINDS:
@@ -100,6 +102,18 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
         for row in rows.datasets + rows.jobs:
             row["received"] = received
     return rows
+
+
+def _mark_stated(rows: Rows, digest: str, outputs: set[tuple[str, str]]) -> None:
+    """Which lineage each column edge belongs to (``lineages``) and which outputs the run stated
+    column lineage for (``lineage`` on its write): the run's statement is the whole truth of
+    those outputs' column lineage (docs/graph-model.md, "Current and retired lineage")."""
+    for e in rows.column_edges:
+        if e.get("declared") is None:
+            e["lineages"] = [digest]
+    for w in rows.writes:
+        if (w["namespace"], w["name"]) in outputs:
+            w["lineage"] = [digest]
 
 
 def _named_inputs(rows: Rows, job: tuple[str, str], run_id: str | None, t: datetime) -> None:

@@ -91,7 +91,7 @@ def edge_rows(lineage: dict[str, Any]) -> list[dict[str, Any]]:
     rows of the version's events in this batch, merged, would be (their run, times and stamp);
     of one event's lineage row (not merged), as that event's rows."""
     common = {"jobNamespace": lineage["jobNamespace"], "jobName": lineage["jobName"],
-              "runId": lineage.get("runId"), **_seen(lineage)}
+              "runId": lineage.get("runId"), "lineages": [lineage["digest"]], **_seen(lineage)}
     return [{**common, "outNamespace": out_ns, "outDataset": out_ds, "outColumn": out_col,
              "inNamespace": in_ns, "inDataset": in_ds, "inColumn": in_col, "type": kind,
              "subtype": subtype, "masking": masking, "description": description}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from api.cli.app import app
 from api.cli.common import fail, get_settings, out, reading_graph
@@ -107,9 +108,13 @@ def slo_check(
         dir_okay=False)] = None,
     tiers: TiersOption = None,
     fmt: FormatOption = "text",
+    no_data_ok: Annotated[bool, typer.Option(
+        "--no-data-ok", help="Exit 0 when the objectives that are not met have no data (a tier "
+        "that holds nothing) rather than 3.")] = False,
 ) -> None:
     """Judge each objective of the SLO file against the lineage now, with the error budget left.
-    Exit 0 when every one is met, 1 when one is violated, 2 on a bad file."""
+    Exit 0 when every one is met, 1 when one is violated, 3 when none is violated but some have
+    no data (nothing in their tier to measure; --no-data-ok makes that 0), 2 on a bad file."""
     from impact.slo import SloError, judge, read_slos
 
     if fmt not in ("text", "json"):
@@ -129,12 +134,16 @@ def slo_check(
             budget = ("" if v.budget_left is None else
                       f"; budget left {v.budget_left:.0%}" if v.slo.objective is not None
                       else f"; room left {v.budget_left:g}")
-            mark = "[green]met[/]" if v.met else "[bold red]VIOLATED[/]"
-            out.print(f"{mark}  {v.slo.label}: {v.detail}{budget}", highlight=False)
-        broken = sum(not v.met for v in verdicts)
-        out.print(f"\n{len(verdicts) - broken} of {len(verdicts)} objectives met", highlight=False)
-    if any(not v.met for v in verdicts):
+            mark = {"met": "[green]met[/]", "violated": "[bold red]VIOLATED[/]",
+                    "no data": "[yellow]NO DATA[/]"}[v.status]
+            out.print(f"{mark}  {escape(v.slo.label)}: {escape(v.detail)}{budget}", highlight=False)
+        met, empty = sum(v.met for v in verdicts), sum(v.no_data for v in verdicts)
+        out.print(f"\n{met} of {len(verdicts)} objectives met"
+                  + (f", {empty} with no data" if empty else ""), highlight=False)
+    if any(v.status == "violated" for v in verdicts):
         raise typer.Exit(1)
+    if any(v.no_data for v in verdicts) and not no_data_ok:
+        raise typer.Exit(3)
 
 
 def _pct(value: float | None) -> str:

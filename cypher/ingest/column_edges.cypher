@@ -3,7 +3,7 @@
 // An edge stamped with its job's current lineage (lineageDigest) was last seen at the later of
 // its own lastSeen and the job's lineageLastSeen (ingest/lineages); ingest/lineages ran first for
 // the jobs of these rows, so each edge's own times and run are up to date here.
-// Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen, stamp (the job's current lineage digest if the edge belongs to it, else null), declared (the stamp of the declaration stating it, if any), observed (false when only declared), explicit (stated by a lineage facet)}
+// Param $rows: one map per edge {outNamespace, outDataset, outColumn, inNamespace, inDataset, inColumn, jobNamespace, jobName, runId, type, subtype, masking, description, firstSeen, lastSeen, stamp (the job's current lineage digest if the edge belongs to it, else null), declared (the stamp of the declaration stating it, if any), observed (false when only declared), explicit (stated by a lineage facet), lineages (the digests of the job's lineages stating it)}
 // Returns: written, how many edges were written (the loader checks it is all of them)
 // :param rows => [{outNamespace: 'example', outDataset: 'public.orders_clean', outColumn: 'email_hash', inNamespace: 'example', inDataset: 'public.orders', inColumn: 'email', jobNamespace: 'example', jobName: 'clean_orders', runId: null, type: 'DIRECT', subtype: 'TRANSFORMATION', masking: true, description: 'sha256(email)', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), stamp: null}]
 // the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
@@ -24,6 +24,10 @@ MERGE (oc)-[x:DERIVED_FROM {jobNamespace: row.jobNamespace, jobName: row.jobName
 WITH x, row, (x.lastSeen IS NULL OR row.lastSeen > x.lastSeen
               OR (row.lastSeen = x.lastSeen AND coalesce(row.runId, '') >= coalesce(x.runId, ''))) AS newer
 SET x.lineageDigest = coalesce(row.stamp, x.lineageDigest),
+    // every lineage of the job that stated the edge (a run states the edge if its lineage is here)
+    x.lineages = CASE WHEN row.lineages IS NULL THEN x.lineages
+                      ELSE COLLECT { UNWIND coalesce(x.lineages, []) + row.lineages AS l
+                                     RETURN DISTINCT l ORDER BY l } END,
     x.masking = CASE WHEN newer THEN row.masking ELSE x.masking END,
     x.description = CASE WHEN newer THEN row.description ELSE x.description END,
     x.runId = CASE WHEN newer AND row.runId IS NOT NULL THEN row.runId ELSE x.runId END,

@@ -35,6 +35,9 @@ WITH row, j, touch,
 SET j.lineageRunId = CASE WHEN becomes OR (later AND row.runId IS NOT NULL) THEN row.runId
                      ELSE j.lineageRunId END,
     j.lineageLastSeen = CASE WHEN becomes OR later THEN row.lastSeen ELSE j.lineageLastSeen END,
+    // more than one lineage ever: its column edges may be retired by a later run (ingest/retire)
+    j.lineageVaried = CASE WHEN row.force OR j.lineageDigest <> row.digest THEN true
+                           ELSE j.lineageVaried END,
     j.lineageDigest = CASE WHEN becomes THEN row.digest ELSE j.lineageDigest END,
     j.lineageSince = CASE WHEN becomes THEN row.firstSeen ELSE j.lineageSince END
 WITH row, j, touch

@@ -4,7 +4,10 @@
 // its output; otherwise it is retired (retired = true, retiredAt: when the first completed run
 // after the last one that produced it ended, lastRunId: that last run, if any). A job with no
 // such run keeps every edge current; failed and aborted runs retire nothing; an edge that comes
-// back is current again. Declared (JobEvent), alias, hand-off and boundary edges never retire.
+// back is current again. A column edge is also retired when the latest completed run that
+// stated column lineage for its output did not state it: that run's column lineage (the union
+// of its events') is the whole truth of the output's; runs that state none change nothing.
+// Declared (JobEvent), alias, hand-off and boundary edges never retire.
 // Computed from the job's whole state each time, so the result is the same in any order.
 // The reference run is kept on the job (refRunId): a batch compares it with its own runs of the
 // job, and searches all the job's runs only when the kept one stopped qualifying (a FAIL that
@@ -56,32 +59,59 @@ WITH j, latest, NOT valid OR any(id IN key.runs WHERE id <> latest.runId) AS lat
      COLLECT { MATCH (latest)-[:WROTE]->(d:Dataset) RETURN elementId(d) } AS wrote
 // the common case costs two counts: the reference run read everything the job reads and wrote
 // everything it writes (a run's datasets are always among its job's), and nothing is retired
+// (a job that ever stated more than one column lineage has its column edges judged too)
 WITH j, latest, late, reads, wrote
 WHERE j.hasRetired OR (latest IS NOT NULL AND (COUNT { (j)-[:READS]->(:Dataset) } > size(reads)
-                                               OR COUNT { (j)-[:WRITES]->(:Dataset) } > size(wrote)))
+                                               OR COUNT { (j)-[:WRITES]->(:Dataset) } > size(wrote)
+                                               OR j.lineageVaried))
+// per output, the column lineage its latest completed run that stated one stated: the whole
+// truth of that output's column lineage (the reference run's when it stated one for it)
+CALL (j, latest) {
+  WITH j, latest WHERE latest IS NOT NULL AND j.lineageVaried
+  MATCH (j)-[:WRITES]->(o:Dataset)
+  OPTIONAL MATCH (latest)-[w0:WROTE]->(o)
+  CALL (j, o, w0) {
+    WITH w0 WHERE w0.lineage IS NOT NULL
+    RETURN w0.lineage AS stated
+    UNION
+    WITH j, o, w0 WHERE w0 IS NULL OR w0.lineage IS NULL
+    MATCH (o)<-[w:WROTE]-(r:Run {state: 'COMPLETE'})-[:OF]->(j)
+    WHERE w.lineage IS NOT NULL
+    RETURN w.lineage AS stated ORDER BY r.completeTime DESC, r.runId DESC LIMIT 1
+  }
+  RETURN collect([elementId(o), stated]) AS statedBy
+}
+WITH j, latest, late, reads, wrote, coalesce(statedBy, []) AS statedBy
 // every edge of the job, with its input and output datasets
 CALL (j) {
   MATCH (j)-[e:READS]->(i:Dataset)
-  RETURN e, i, null AS o
+  RETURN e, i, null AS o, false AS column
   UNION
   MATCH (j)-[e:WRITES]->(o:Dataset)
-  RETURN e, null AS i, o
+  RETURN e, null AS i, o, false AS column
   UNION
   MATCH (j)-[:WRITES]->(o:Dataset)-[e:DERIVED_FROM]->(i:Dataset)
   WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
     AND e.alias IS NULL AND e.flow IS NULL AND e.boundary IS NULL AND e.declaredOnly IS NULL
-  RETURN e, i, o
+  RETURN e, i, o, false AS column
   UNION
   MATCH (j)-[:WRITES]->(o:Dataset)-[:HAS_COLUMN]->(:Column)-[e:DERIVED_FROM]->(ic:Column)
   WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
     AND e.alias IS NULL AND e.declaredOnly IS NULL
   MATCH (i:Dataset {namespace: ic.namespace, name: ic.dataset})
   USING INDEX SEEK i:Dataset(namespace, name)
-  RETURN e, i, o
+  RETURN e, i, o, true AS column
 }
-WITH j, latest, late, e, i, o,
+// a column edge judged by its output's stated lineage: the lineages that stated it, if known
+WITH j, latest, late, e, i, o, statedBy, reads, wrote,
+     CASE WHEN column THEN e.lineages END AS lineages
+WITH j, latest, late, e, i, o, lineages, reads, wrote,
+     [p IN statedBy WHERE p[0] = elementId(o) | p[1]][0] AS stated
+WITH j, latest, late, e, i, o, lineages,
      latest IS NOT NULL AND ((i IS NOT NULL AND NOT elementId(i) IN reads)
-                             OR (o IS NOT NULL AND NOT elementId(o) IN wrote)) AS gone
+                             OR (o IS NOT NULL AND NOT elementId(o) IN wrote)
+                             OR (stated IS NOT NULL AND lineages IS NOT NULL
+                                 AND none(l IN lineages WHERE l IN stated))) AS gone
 CALL (j, e, gone) {
   WITH j, e WHERE NOT gone AND e.retired IS NOT NULL
   REMOVE e.retired, e.retiredAt, e.lastRunId
@@ -89,7 +119,7 @@ CALL (j, e, gone) {
 // the job's completed runs that reported a dataset, latest first, with what each read and wrote:
 // read once per job, and only when an edge's retirement is to be computed (not once per edge:
 // a job whose inputs vary by run, a partitioned path per day, has as many edges as runs)
-WITH j, late, collect({e: e, i: i, o: o, gone: gone}) AS edges
+WITH j, late, collect({e: e, i: i, o: o, lineages: lineages, gone: gone}) AS edges
 CALL (j, late, edges) {
   WITH j WHERE any(x IN edges WHERE x.gone AND (x.e.retired IS NULL OR late))
   MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(j)
@@ -97,16 +127,28 @@ CALL (j, late, edges) {
   WITH r ORDER BY r.completeTime DESC, r.runId DESC
   RETURN collect({runId: r.runId, time: r.completeTime,
                   reads: COLLECT { MATCH (r)-[:READ]->(d:Dataset) RETURN elementId(d) },
-                  wrote: COLLECT { MATCH (r)-[:WROTE]->(d:Dataset) RETURN elementId(d) }}) AS runs
+                  wrote: COLLECT { MATCH (r)-[:WROTE]->(d:Dataset) RETURN elementId(d) },
+                  stated: COLLECT { MATCH (r)-[w:WROTE]->(d:Dataset) WHERE w.lineage IS NOT NULL
+                                    RETURN [elementId(d), w.lineage] }}) AS runs
 }
 UNWIND edges AS x
-WITH j, late, runs, x.e AS e, x.i AS i, x.o AS o, x.gone AS gone
-CALL (e, i, o, gone, late, runs) {
-  WITH e, i, o, runs WHERE gone AND (e.retired IS NULL OR late)
-  // the last completed run that produced it, and the first completed run after that one
-  WITH e, runs, [r IN runs WHERE (i IS NULL OR elementId(i) IN r.reads)
-                                 AND (o IS NULL OR elementId(o) IN r.wrote)][0] AS last
-  WITH e, last, [r IN runs WHERE last IS NULL OR r.time > last.time] AS after
+WITH j, late, runs, x.e AS e, x.i AS i, x.o AS o, x.lineages AS lineages, x.gone AS gone
+CALL (e, i, o, lineages, gone, late, runs) {
+  WITH e, i, o, lineages, runs WHERE gone AND (e.retired IS NULL OR late)
+  // each run stated the edge (read its input, wrote its output and, for a column edge, listed
+  // it in the column lineage it stated for that output), said nothing of it (a column edge's
+  // run that stated no column lineage for the output) or ruled it out
+  WITH e, lineages, [r IN runs | r {.runId, .time,
+          match: (i IS NULL OR elementId(i) IN r.reads) AND (o IS NULL OR elementId(o) IN r.wrote),
+          stated: [p IN r.stated WHERE p[0] = elementId(o) | p[1]][0]}] AS seen
+  WITH e, [r IN seen | r {.runId, .time,
+          stated: r.match AND (lineages IS NULL
+                               OR any(l IN lineages WHERE l IN coalesce(r.stated, []))),
+          silent: r.match AND lineages IS NOT NULL AND r.stated IS NULL}] AS judged
+  // the last completed run that stated it, and the first completed run after it that ruled it out
+  WITH e, [r IN judged WHERE r.stated][0] AS last, judged
+  WITH e, last, [r IN judged WHERE (last IS NULL OR r.time > last.time)
+                                 AND NOT r.stated AND NOT r.silent] AS after
   SET e.retired = true, e.retiredAt = after[-1].time, e.lastRunId = last.runId
 }
 WITH j, max(CASE WHEN gone THEN 1 ELSE 0 END) AS retiredEdges

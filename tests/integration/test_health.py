@@ -169,6 +169,19 @@ def test_slos_met_and_violated_with_their_budget(shop: tuple[Graph, Tiers],
     done = subprocess.run([sys.executable, "-m", "api.cli", "slo", "check", "--slos", str(met)],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "needs a 'tier'" in done.stderr
+    # a tier that holds nothing: no data, not met; exit 3 (or 0 when asked)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("slos:\n  - {sli: coverage, tier: critical, objective: 0.9}\n"
+                     "  - {sli: coverage, tier: platinum, objective: 0.9}\n")
+    [kept, nothing] = judge(read_slos(empty), measure(graph, tiers, now=NOW))
+    assert (kept.status, nothing.status, nothing.met) == ("met", "no data", False)
+    done = subprocess.run([sys.executable, "-m", "api.cli", "slo", "check", "--slos", str(empty)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "NO DATA" in done.stdout and "1 of 2 objectives met, 1 with no data" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "api.cli", "slo", "check", "--slos", str(empty),
+                           "--no-data-ok"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _env() -> dict[str, str]:

@@ -267,7 +267,7 @@ def test_the_worker_keeps_the_rules_checked_serves_them_and_tells_a_webhook(
     [v] = found["violations"]
     assert v["key"] == wanted and v["firstSeen"] and v["clearedAt"] is None
     assert [(h["job"], h["subtype"]) for h in v["steps"]] == [
-        ("ml_user_features", "IDENTITY")]
+        ("shop-nightly:ml_user_features", "IDENTITY")]
     assert api.get("/api/v1/policies/violations",
                    params={"severity": "warning"}).json()["totalCount"] == 1
     assert api.get("/api/v1/policies/violations", params={"state": "cleared"}).json() == {
@@ -338,3 +338,60 @@ def test_on_the_shared_corpus_incremental_equals_full_after_every_batch(
     batches = _watched_in_random_batches(graph, log, parse_policies(CORPUS_RULES), chance, 10, 60)
     rules_found = {key.split("|")[0] for key, _, _ in _stored(graph)}
     assert batches >= 10 and len(rules_found) >= 4, (batches, rules_found)
+
+
+def _copy_email(day: int, masking: bool, column: str = "email") -> dict[str, Any]:
+    """A completed run of job ``copy``: src.email into dst.<column>, raw or masked."""
+    out = dataset("dst", columns=[column])
+    out["facets"]["columnLineage"] = {"fields": {column: {"inputFields": [{
+        "namespace": "ns", "name": "src", "field": "email", "transformations": [
+            {"type": "DIRECT", "subtype": "TRANSFORMATION" if masking else "IDENTITY",
+             "masking": masking}]}]}}}
+    return run_event("COMPLETE", new_run_id(), "copy", time=f"2026-11-0{day}T02:00:00Z",
+                     inputs=[dataset("src", columns=["email"])], outputs=[out])
+
+
+@pytest.mark.parametrize("column", ["email", "email_hash"])
+def test_a_job_that_starts_masking_clears_the_violation_everywhere(
+        graph: Graph, tmp_path: Path, column: str) -> None:
+    """Run 1 copies src.email raw; run 2 masks it (into the same column, or into email_hash
+    with email dropped). The rehearsal of run 2 predicts the clearing, the continuous watch
+    clears it within the batch, the full check agrees, and dst's gate opens again; src's gate
+    never closes (a violation is about where the data arrived)."""
+    from api.rehearsal import rehearse_policies
+    from impact.gate import gate
+
+    policies = parse_policies("""\
+version: 1
+rules:
+  - id: email-masked
+    flow: {from: {dataset: src, column: email}, to: {dataset: dst}, must: masked}
+""")
+    watch = PolicyWatch(graph, policies, today=lambda: DAY)
+    log = SQLiteLog(tmp_path / "events.db")
+    worker = Worker(graph, log)
+    changes: list[Any] = []
+
+    def load(event: dict[str, Any]) -> None:
+        log.append([event])
+        result = worker.run_once()
+        assert result is not None and result.loaded == 1
+        changes.extend(watch.after(result.datasets, result.handoffs, result.commands).changes)
+
+    watch.full()
+    load(_copy_email(1, masking=False))
+    assert [c.event for c in changes] == ["appeared"]
+    assert not gate(graph, "ns", "dst", policies).open
+    source_gate = gate(graph, "ns", "src", policies)
+    assert source_gate.open and [c.severity for c in source_gate.causes] == ["note"]
+    masked = _copy_email(2, masking=True, column=column)
+    delta = rehearse_policies(graph, policies, [masked], today=DAY)
+    assert [v.key for v in delta.removed] == ["email-masked|ns:src.email|ns:dst.email"]
+    assert delta.new == ()
+    changes.clear()
+    load(masked)
+    assert [(c.event, c.key) for c in changes] == [
+        ("cleared", "email-masked|ns:src.email|ns:dst.email")]
+    assert _stored(graph) == _full(graph, policies)
+    assert {v.key for v in check(graph, policies, today=DAY).violations} == set()
+    assert gate(graph, "ns", "dst", policies).open

@@ -6,6 +6,7 @@ several."""
 from __future__ import annotations
 
 import itertools
+import random
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from impact.blast_radius import column_blast_radius, dataset_blast_radius, job_b
 from impact.changes import Change
 from impact.check import check
 from impact.upstream import dataset_upstream
+from impact.where import where
 from tests.conftest import wipe
 from tests.helpers import canonical_dump, dataset, ingest_events, run_event
 
@@ -27,9 +29,13 @@ RUN_FAIL = "01900000-0000-7000-8000-00000000000f"
 RUN_EMPTY = "01900000-0000-7000-8000-00000000000e"
 
 
-def _every_load(graph: Graph, events: list[dict[str, Any]]) -> Any:
+def _every_load(graph: Graph, events: list[dict[str, Any]], most: int | None = None) -> Any:
+    """Load the events in every order (or ``most`` orders drawn with a fixed seed), as one batch
+    and one event a batch; the same graph each time."""
     first: list[str] | None = None
-    for order in itertools.permutations(events):
+    orders = list(itertools.permutations(events)) if most is None else [
+        random.Random(seed).sample(events, len(events)) for seed in range(most)]
+    for order in orders:
         for batches in ([list(order)], [[e] for e in order]):
             wipe(graph)
             for batch in batches:
@@ -99,3 +105,71 @@ def test_a_partitioned_input_follows_the_latest_partition(graph: Graph) -> None:
         assert _names(dataset_upstream(graph, "ns", "summary")) == {"/events/day=2"}
         assert _names(dataset_upstream(graph, "ns", "summary", include_retired=True)) == {
             "/events/day=1", "/events/day=2"}
+
+
+RUN_C = "01900000-0000-7000-8000-00000000000c"
+
+
+def _copy(run: str, day: int, columns: dict[str, tuple[str, str, bool]],
+          state: str = "COMPLETE", schema: list[str] | None = None) -> dict[str, Any]:
+    """A run of job ``copy`` (src -> dst); ``columns`` maps an output column to the (type,
+    subtype, masking) it takes from ``src.email``."""
+    lineage = {"fields": {out: {"inputFields": [{
+        "namespace": "ns", "name": "src", "field": "email",
+        "transformations": [{"type": kind, "subtype": subtype, "masking": masking}]}]}
+        for out, (kind, subtype, masking) in columns.items()}}
+    out = dataset("dst", columns=schema if schema is not None else list(columns))
+    out["facets"]["columnLineage"] = lineage
+    return run_event(state, run, "copy", time=f"2026-11-0{day}T02:00:00Z",
+                     inputs=[dataset("src", columns=["email"])], outputs=[out])
+
+
+RAW = ("DIRECT", "IDENTITY", False)
+MASKED = ("DIRECT", "TRANSFORMATION", True)
+
+
+def _labels(graph: Graph) -> dict[str, str]:
+    return {f"{r.dataset}.{r.column}": r.label for r in where(graph, "ns", "src", "email").reaches}
+
+
+def test_a_run_that_starts_masking_a_column_retires_the_raw_copy(graph: Graph) -> None:
+    """Run 1 copies src.email raw into dst.email; run 2 (same datasets) masks it. The latest
+    completed run's column lineage is the whole truth of dst's: the raw edge is retired, in every
+    order and batching, shown again with retired lineage and as of day 1."""
+    events = [_copy(RUN_A, 1, {"email": RAW}), _copy(RUN_B, 2, {"email": MASKED})]
+    for _ in _every_load(graph, events):
+        assert _labels(graph) == {"dst.email": "masked"}
+        radius = column_blast_radius(graph, "ns", "src", "email")
+        assert [(i.name, "RETIRED" in i.why) for i in radius.impacted] == [("dst.email", False)]
+        retired = where(graph, "ns", "src", "email", include_retired=True)
+        assert {r.label for r in retired.reaches} == {"raw"}
+        assert any(f"last run {RUN_A}" in s.basis for r in retired.reaches for s in r.steps)
+        assert _labels_as_of(graph, datetime(2026, 11, 1, 12, tzinfo=UTC)) == {"dst.email": "raw"}
+
+
+def _labels_as_of(graph: Graph, as_of: datetime) -> dict[str, str]:
+    return {f"{r.dataset}.{r.column}": r.label
+            for r in where(graph, "ns", "src", "email", as_of=as_of).reaches}
+
+
+def test_a_run_that_writes_a_masked_column_instead_retires_the_dropped_raw_one(graph: Graph) -> None:
+    """Run 2 writes email_hash (masked) and drops email from dst's schema: email is no raw copy
+    any longer."""
+    events = [_copy(RUN_A, 1, {"email": RAW}), _copy(RUN_B, 2, {"email_hash": MASKED})]
+    for _ in _every_load(graph, events):
+        assert _labels(graph) == {"dst.email_hash": "masked"}
+
+
+def test_a_runs_partial_lineage_across_its_events_adds_up(graph: Graph) -> None:
+    """Run 2's START states one column, its COMPLETE another: both are its lineage, and run 1's
+    raw copy of a third, which run 2 no longer states, is retired; a failed run 3 and a run that
+    states no column lineage change nothing."""
+    day_3_empty = run_event("COMPLETE", RUN_C, "copy", time="2026-11-04T02:00:00Z",
+                            inputs=[dataset("src", columns=["email"])],
+                            outputs=[dataset("dst", columns=["a", "b", "c"])])
+    events = [_copy(RUN_A, 1, {"c": RAW}),
+              _copy(RUN_B, 2, {"a": MASKED}, state="START", schema=["a", "b", "c"]),
+              _copy(RUN_B, 3, {"b": RAW}, schema=["a", "b", "c"]),
+              _copy(RUN_FAIL, 3, {"c": RAW}, state="FAIL"), day_3_empty]
+    for _ in _every_load(graph, events, most=12):
+        assert _labels(graph) == {"dst.a": "masked", "dst.b": "raw"}

@@ -55,7 +55,7 @@ def test_the_compact_form_makes_the_same_edges() -> None:
     compact: list[Any] = []
     column_lineage(_output(), JOB, "run-1", T, [], [], compact)
     lineage = {"jobNamespace": JOB[0], "jobName": JOB[1], "runId": "run-1", "time": T,
-               "evt": "stamp", "compact": compact}
+               "evt": "stamp", "digest": "d1", "compact": compact}
 
     def key(e: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(e[k] for k in ("outColumn", "inNamespace", "inDataset", "inColumn", "type",
