@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import json
 import logging
 import os
 import socket
@@ -140,7 +141,11 @@ class _Polled:
     partition: int
     offset: int
     entry: Entry
-    size: int  # bytes of the message's value
+    value: bytes  # the message's value as it came: a dead letter keeps it, whatever it is
+
+    @property
+    def size(self) -> int:
+        return len(self.value)
 
 
 class KafkaLog:
@@ -298,16 +303,16 @@ class KafkaLog:
         _, stamp = message.timestamp()
         entry = Entry(seq, stamp / 1000 if stamp > 0 else time.time(), event, checked, None, kind)
         with self._lock:
-            self._pending.append(_Polled(seq, message.partition(), message.offset(), entry,
-                                         len(value)))
+            self._pending.append(_Polled(seq, message.partition(), message.offset(), entry, value))
 
     @staticmethod
     def _decode(value: bytes) -> dict[str, Any]:
         """A message's event; a message that is not one keeps why (UNREADABLE) and what came."""
         try:
             event = _loads(value)
-        except (UnicodeDecodeError, ValueError) as e:
-            return {UNREADABLE: f"not JSON: {e}", RAW: value[:100_000].decode("utf-8", "replace")}
+        except (UnicodeDecodeError, ValueError) as e:  # limits.NotJson too: nested too deeply
+            return {UNREADABLE: f"not JSON: {e}"[:2000],
+                    RAW: value[:100_000].decode("utf-8", "replace")}
         if not isinstance(event, dict):
             return {UNREADABLE: f"not a JSON object but {type(event).__name__}",
                     RAW: value[:100_000].decode("utf-8", "replace")}
@@ -467,11 +472,14 @@ class KafkaLog:
 
     # -- dead letters --------------------------------------------------------------------------
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:
+        """Produce the message to the dead-letter topic with its original bytes (a message the
+        worker read: whatever they are, a lone surrogate or no JSON at all), its reason and its
+        partition and offset."""
         with self._lock:
-            source = next((f"{p.partition}:{p.offset}" for p in self._pending if p.seq == seq), "")
-        raw = event.get(RAW)  # a message that was not an event: dead-lettered as it came
-        value = raw.encode("utf-8") if isinstance(raw, str) else codec.canonical(event)
-        self._produce([(None, value, [(REASON, reason.encode("utf-8")[:4000]),
+            polled = next((p for p in self._pending if p.seq == seq), None)
+        source = f"{polled.partition}:{polled.offset}" if polled else ""
+        value = polled.value if polled else _bytes_of(event)
+        self._produce([(None, value, [(REASON, reason.encode("utf-8", "backslashreplace")[:4000]),
                                       (SOURCE, f"{self.address.topic}:{source}".encode())])],
                       topic=self.address.dead_letters)
 
@@ -594,6 +602,18 @@ class KafkaLog:
         if self._producer is not None:
             self._producer.flush(5)
             self._producer = None
+
+
+def _bytes_of(event: dict[str, Any]) -> bytes:
+    """An event not read from the topic as bytes: a message that was not an event as it came,
+    else its canonical JSON (a lone surrogate kept as its escape)."""
+    raw = event.get(RAW)
+    if isinstance(raw, str):
+        return raw.encode("utf-8", "backslashreplace")
+    try:
+        return codec.canonical(event)
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return json.dumps(event, default=str).encode()
 
 
 def _loads(value: bytes) -> Any:

@@ -39,7 +39,8 @@ _MAX_REASONS = 5
 
 
 class NotJson(LineageError, ValueError):
-    """A JSON text uses a constant JSON does not have (NaN, Infinity)."""
+    """A JSON text uses a constant JSON does not have (NaN, Infinity), a number too long to read,
+    or nests too deeply to read."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -47,12 +48,16 @@ def _refuse_constant(name: str) -> Any:
 
 
 def loads(text: str | bytes) -> Any:
-    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``, and integers Python
-    will not read (over 4,300 digits) as :class:`NotJson`."""
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``, integers Python
+    will not read (over 4,300 digits), and text nested deeper than Python's parser recurses, as
+    :class:`NotJson` (so every reader, the API's, a file's and the Kafka log's, refuses it the
+    same way and none is stopped by it)."""
     try:
         return json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError:
         raise
+    except RecursionError as e:
+        raise NotJson(f"JSON nested too deeply (at most {MAX_DEPTH} levels are stored)") from e
     except ValueError as e:  # int()'s digit limit: no 64-bit integer is that long anyway
         if isinstance(e, NotJson):
             raise

@@ -78,8 +78,6 @@ def read_payload(text: str, source: str, kind: Kind = "auto") -> list[RawItem]:
         whole = loads(stripped)
     except NotJson as e:
         return [RawItem(source, error=f"invalid JSON: {e}")]
-    except RecursionError:
-        return [RawItem(source, error="JSON nested too deeply")]
     except json.JSONDecodeError as first_error:
         if kind == "auto" and "\n" in stripped:
             return _guess_ndjson(stripped, source)
@@ -105,8 +103,6 @@ def _read_ndjson(text: str, source: str) -> list[RawItem]:
                                  index=index))
         except NotJson as e:
             items.append(RawItem(where, error=f"invalid JSON: {e}", index=index))
-        except RecursionError:
-            items.append(RawItem(where, error="JSON nested too deeply", index=index))
     return items
 
 

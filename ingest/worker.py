@@ -9,8 +9,10 @@ worker waits with backoff and holds its position; nothing is dropped. An event t
 cannot be loaded goes to the dead letters with its reason, and the rest of its batch goes on.
 
 No event can stop the worker: a batch Neo4j refuses is split until the refused event is alone (see
-:mod:`ingest.pipeline`), and if anything else goes wrong with a batch the worker takes the events
-of that batch one at a time, dead-lettering the one that fails.
+:mod:`ingest.pipeline`), and if anything else goes wrong with a batch the worker bisects it: the
+next batches are half as large, halving again at each failure, until the event that fails is
+alone and dead-lettered; then full batches again at once (a poison event costs about log2 of the
+batch in retries, not the batch one event at a time).
 
 Metadata commands (ingest.commands, Marquez's namespace and tag writes and soft deletes) are
 entries of the log too: a batch holds events or commands, never both, so each command is applied
@@ -135,7 +137,9 @@ class Worker:
         self.consumer = consumer
         self.limit = batch  # the bounds in force: smaller after a batch refused for its size
         self.limit_bytes = batch_bytes
-        self._one_by_one_until = 0  # after an unexpected failure: single events up to this seq
+        # after an unexpected failure: batches of at most _suspect_size up to this seq (a bisection)
+        self._suspect_until = 0
+        self._suspect_size = batch
         self.seen = SeenCurrent()  # versions seen current, across batches (ingest.load)
 
     def lag(self) -> int:
@@ -148,7 +152,7 @@ class Worker:
     def _guarded(self, prepare: Callable[[], _Pending | None],
                  apply: Callable[[_Pending], BatchResult] | None = None) -> BatchResult | None:
         """Prepare and apply one batch; an unexpected error (a bug, not Neo4j being away) makes
-        the worker take that batch's events one at a time, and a single event that still fails
+        the worker bisect the batch (see the module's doc), and a single event that still fails
         is dead-lettered: no event stops the worker."""
         pending: _Pending | None = None
         try:
@@ -159,24 +163,34 @@ class Worker:
         except Exception as e:
             position = self.log.position(self.consumer)
             if pending is None or len(pending.entries) > 1:
-                end = pending.entries[-1].seq if pending else position + self.limit
-                log.exception("a batch after seq %d failed; taking its events one at a time",
-                              position)
-                self._one_by_one_until = max(self._one_by_one_until, end)
+                size = len(pending.entries) if pending else self._batch_limit(position)
+                end = pending.entries[-1].seq if pending else position + size
+                log.exception("a batch of %d events after seq %d failed; trying halves of it",
+                              size, position)
+                self._suspect_until = max(self._suspect_until, end)
+                self._suspect_size = max(1, size // 2)
                 return None
             entry = pending.entries[0]
             log.exception("event seq %d could not be loaded; dead-lettered", entry.seq)
             self.log.add_dead_letter(entry.seq, entry.event,
                                      f"could not be loaded: {type(e).__name__}: {e}"[:2000])
             self.log.commit(self.consumer, entry.seq)
+            self._suspect_until = 0  # found: full batches again
             return BatchResult(1, 0, 0, 1, 0.0)
+
+    def _batch_limit(self, position: int) -> int:
+        """The events the next batch may hold: fewer while a failed batch is being bisected."""
+        return min(self.limit, self._suspect_size) if position < self._suspect_until else self.limit
+
+    def bisecting(self, position: int) -> bool:
+        return position < self._suspect_until
 
     def _prepare(self, position: int) -> _Pending | None:
         """Read the micro-batch after ``position`` and do its CPU work (validate, transform)."""
         # bounded in events and in bytes: a backlog of large events stays a transaction Neo4j's
         # heap can hold
-        limit = 1 if position < self._one_by_one_until else self.limit
-        entries = _same_kind(self.log.read(position, limit, self.limit_bytes))
+        entries = _same_kind(self.log.read(position, self._batch_limit(position),
+                                           self.limit_bytes))
         if not entries:
             return None
         started = time.perf_counter()
@@ -276,7 +290,7 @@ class Worker:
                     stop.wait(wait)
                     continue
                 if result is None:
-                    loop.drop_ahead()  # nothing to do, or the batch is retried one at a time
+                    loop.drop_ahead()  # nothing to do, or the batch is bisected
                     ahead = None
                     if loop.found is None:
                         stop.wait(poll)
@@ -295,7 +309,7 @@ class Worker:
 
 class _Turn:
     """One turn of the run loop: the batch prepared ahead (or read now), applied while the next
-    one is prepared in the pool, unless the worker is taking events one at a time."""
+    one is prepared in the pool, unless the worker is bisecting a batch that failed."""
 
     def __init__(self, worker: Worker, pool: ThreadPoolExecutor,
                  given: Future[_Pending | None] | None) -> None:
@@ -311,7 +325,7 @@ class _Turn:
 
     def apply(self, pending: _Pending) -> BatchResult:
         w = self.worker
-        if pending.entries[-1].seq >= w._one_by_one_until:
+        if not w.bisecting(pending.entries[-1].seq):
             self.ahead = self.pool.submit(w._prepare, pending.entries[-1].seq)
         return w._apply(pending)
 

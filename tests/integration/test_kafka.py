@@ -359,3 +359,37 @@ def test_the_spark_listeners_kafka_transport_feeds_the_graph(graph: Graph, broke
         time.sleep(0.5)
     reached = {i.name for i in dataset_blast_radius(graph, "file", f"{wh}/raw/users").impacted}
     assert {f"{wh}/staging/users_clean", f"{wh}/dashboards/revenue", f"{wh}/ml/user_features"} <= reached
+
+
+def test_unreadable_messages_are_dead_lettered_with_their_bytes_and_nothing_after_is_lost(
+        graph: Graph, broker: Broker) -> None:
+    """A message nested 100,000 levels, one holding a lone surrogate and one not UTF-8, among
+    good events on one partition: each bad one is dead-lettered with its original bytes, every
+    good event after it loads, and the group's offsets end past all of them."""
+    from confluent_kafka import Producer
+
+    address = _address(broker)
+    producer = Producer({"bootstrap.servers": address.bootstrap, "message.max.bytes": 10_000_000})
+
+    def good(i: int) -> bytes:
+        return json.dumps({
+            "eventType": "COMPLETE", "eventTime": "2026-11-28T02:00:00Z", "producer": "p",
+            "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "ok", "name": f"job_{i}"},
+            "outputs": [{"namespace": "ok", "name": f"out_{i}"}]}).encode()
+
+    nested = b"[" * 100_000 + b"]" * 100_000
+    surrogate = good(99).replace(b'"job_99"', b'"job_\\ud800"')
+    not_utf8 = b'{"eventTime": "\xff\xfe"}'
+    bad = [nested, surrogate, not_utf8]
+    values = [good(0), nested, good(1), surrogate, good(2), not_utf8, *(good(i) for i in range(3, 9))]
+    for value in values:
+        producer.produce(address.topic, value=value, key=b"same-partition")
+    assert producer.flush(30) == 0
+    with _workers(graph, address, 1) as (log,):
+        _wait_loaded(address)
+        time.sleep(0.5)
+        assert log.dead_letter_count() == 3
+    jobs = graph.driver.execute_query(
+        "MATCH (j:Job {namespace: 'ok'}) RETURN j.name AS name ORDER BY name").records
+    assert [r["name"] for r in jobs] == [f"job_{i}" for i in range(9)]
+    assert sorted(_topic_values(KafkaAddress(address.bootstrap, address.dead_letters))) == sorted(bad)

@@ -182,10 +182,10 @@ def test_an_event_that_breaks_the_transform_is_dead_lettered_alone(
     assert letter.seq == 2 and "RuntimeError: transform bug" in letter.reason
 
 
-def test_a_batch_failing_for_an_unexpected_reason_is_taken_one_event_at_a_time(
+def test_a_batch_failing_for_an_unexpected_reason_is_retried_in_parts(
         graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
     """Even an error outside the pipeline's own handling (here: in writing the dead letters of a
-    batch) does not stop the worker: the batch is retried one event at a time."""
+    batch) does not stop the worker: the batch is retried in halves."""
     log.append([_good("one"), _good("two"), {"not": "an event"}, _good("three")])
     real = log.add_dead_letter
     calls = {"n": 0}
@@ -201,6 +201,39 @@ def test_a_batch_failing_for_an_unexpected_reason_is_taken_one_event_at_a_time(
     assert _jobs(graph) == {"one", "two", "three"}
     assert [d.seq for d in log.dead_letters()] == [3]
     assert log.position(CONSUMER) == 4
+
+
+def test_a_batch_failing_for_an_unexpected_reason_is_bisected_then_full_batches_again(
+        graph: Graph, log: SQLiteLog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One event that breaks the load of any batch holding it (a bug of ours) among 256: the
+    worker halves its batches until that event is alone, dead-letters it, and takes full batches
+    again at once; every other event loads."""
+    real = pipeline_module.Ingester.load
+
+    def fragile(self: Any, prepared: Any, report: Any) -> Any:
+        if any(r["name"] == "job_100" for r in prepared.plan.rows.jobs):
+            raise RuntimeError("load bug")
+        return real(self, prepared, report)
+
+    monkeypatch.setattr(pipeline_module.Ingester, "load", fragile)
+    log.append([_good(f"job_{i}") for i in range(256)])
+    worker = Worker(graph, log, batch=64)
+    sizes = []
+    for _ in range(40):
+        result = worker.run_once()
+        sizes.append(None if result is None else result.events)
+        if worker.lag() == 0:
+            break
+    assert worker.lag() == 0
+    # the first full batch (1-64) loads; 65-128 fails and is halved (at most log2(64) failures)
+    # down to the one event, dead-lettered; then a full batch at once
+    assert sizes[:2] == [64, None], sizes
+    found = sizes.index(1)
+    assert sizes.count(None) <= 6 and sizes[found + 1] == 64, sizes
+    assert sum(s or 0 for s in sizes) == 256 and len(sizes) <= 16, sizes
+    assert _jobs(graph) == {f"job_{i}" for i in range(256)} - {"job_100"}
+    [letter] = log.dead_letters()
+    assert letter.seq == 101 and "RuntimeError: load bug" in letter.reason
 
 
 def test_lone_surrogates_under_concurrent_load_fail_alone_and_leave_the_log_usable(
