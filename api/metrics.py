@@ -33,9 +33,16 @@ class Counters:
                 self.requests[status] += 1
 
 
+def _label_value(value: str) -> str:
+    """A label value as the exposition format writes it: backslash, double quote and line feed
+    escaped, so that no name from an event (a namespace, a tier) can end a label or a line and
+    forge a series."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def _line(name: str, value: float, labels: dict[str, str] | None = None) -> str:
     if labels:
-        inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        inner = ",".join(f'{k}="{_label_value(v)}"' for k, v in labels.items())
         return f"{name}{{{inner}}} {value:g}"
     return f"{name} {value:g}"
 

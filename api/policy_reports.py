@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from api.markup import code, md, mermaid_label
 from impact.gate import Cause, Gate
 from impact.policies import PolicyReport, Violation
 from impact.policy_delta import PolicyDelta
@@ -89,14 +90,14 @@ def policy_markdown(report: PolicyReport) -> str:
            "| rule | severity | result |", "|---|---|---|"]
     for r in report.results:
         counted = sum(1 for v in r.violations if v.counts)
-        out.append(f"| `{r.rule.id}` | {r.rule.severity} | "
+        out.append(f"| {code(r.rule.id)} | {r.rule.severity} | "
                    + ("holds" if r.holds else f"{counted} violations") + " |")
     for r in report.results:
         if not r.violations:
             continue
-        out += ["", f"#### `{r.rule.id}`: {r.rule.description or r.rule.id}", ""]
+        out += ["", f"#### {code(r.rule.id)}: {md(r.rule.description or r.rule.id)}", ""]
         for v in r.violations:
-            out.append(f"- **{_status(v)}**: {v.what()}")
+            out.append(f"- **{md(_status(v))}**: {md(v.what())}")
         drawn = [v for v in r.violations if v.steps or v.path][:MERMAID_PATHS]
         if drawn:
             out += ["", *_mermaid(drawn)]
@@ -112,7 +113,7 @@ def _mermaid(violations: list[Violation]) -> list[str]:
     def node(name: str) -> str:
         if name not in ids:
             ids[name] = f"n{len(ids)}"
-            lines.append(f'  {ids[name]}["{name.replace(chr(34), chr(39))}"]')
+            lines.append(f'  {ids[name]}["{mermaid_label(name)}"]')
         return ids[name]
 
     seen: set[tuple[str, str, str]] = set()
@@ -124,7 +125,7 @@ def _mermaid(violations: list[Violation]) -> list[str]:
                 key = (s.source, s.target, label)
                 if key not in seen:
                     seen.add(key)
-                    lines.append(f'  {node(s.source)} -->|"{label}"| {node(s.target)}')
+                    lines.append(f'  {node(s.source)} -->|"{mermaid_label(label)}"| {node(s.target)}')
         else:
             for a, b in zip(v.path, v.path[1:], strict=False):
                 if (a, b, "") not in seen:

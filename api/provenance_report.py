@@ -8,6 +8,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from api.markup import code, md, mermaid_label
 from impact.provenance import Provenance, Source
 
 MERMAID_EDGES = 80
@@ -94,14 +95,15 @@ def provenance_markdown(p: Provenance) -> str:
             "| hops | source | version read | owners | tags | last write before training |",
             "|---|---|---|---|---|---|"]
     for s in p.sources:
-        out.append(f"| {s.distance} | {s.kind} `{s.namespace}:{s.name}` | {s.version_read or '-'} | "
-                   f"{', '.join(s.owners) or '-'} | {_pii(s)} | {_write(s)} |")
+        out.append(f"| {s.distance} | {s.kind} {code(f'{s.namespace}:{s.name}')} | "
+                   f"{md(s.version_read or '-')} | {md(', '.join(s.owners) or '-')} | "
+                   f"{md(_pii(s))} | {md(_write(s))} |")
     if p.fields:
         out += ["", "## Fields and their transformations", ""]
         for f in p.fields:
-            out.append(f"- `{f.field}`" + (f" (tagged sources: {', '.join(f.tagged)})" if f.tagged
-                                           else ""))
-            out += [f"  - from `{i.namespace}:{i.name}`: {i.why}" for i in f.steps]
+            out.append(f"- {code(f.field)}" + (f" (tagged sources: {md(', '.join(f.tagged))})"
+                                               if f.tagged else ""))
+            out += [f"  - from {code(f'{i.namespace}:{i.name}')}: {md(i.why)}" for i in f.steps]
     out += ["", "## Versions", "", "| version | run | state | trained |", "|---|---|---|---|"]
     out += [f"| {v['version']}{' (this)' if v['version'] == p.version else ''} | `{v['runId']}` | "
             f"{v['state']} | {_when(v['trainedAt'])} |" for v in p.versions]
@@ -119,16 +121,15 @@ def mermaid(p: Provenance) -> list[str]:
     def node(key: str) -> str:
         if key not in ids:
             ids[key] = f"n{len(ids)}"
-            label = key.replace('"', "'")
-            lines.append(f'  {ids[key]}["{label}"]')
+            lines.append(f'  {ids[key]}["{mermaid_label(key)}"]')
         return ids[key]
 
     node(p.key)
     for derived, source, job in p.edges[:MERMAID_EDGES]:
         a, b = node(source), node(derived)
         # the job's name (its namespace may hold ':' itself: mlflow://host:port)
-        label = (job or "").rsplit(":", 1)[-1].replace('"', "'").replace("|", "/")
-        lines.append(f"  {a} -->|{label}| {b}" if label else f"  {a} --> {b}")
+        label = (job or "").rsplit(":", 1)[-1]
+        lines.append(f'  {a} -->|"{mermaid_label(label)}"| {b}' if label else f"  {a} --> {b}")
     lines.append(f"  class {ids[p.key]} model")
     for key in tagged & set(ids):
         lines.append(f"  class {ids[key]} tagged")

@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 
+from api.markup import code, md, mermaid_label
 from impact.check import SEVERITY, Finding, Report
 from impact.tag_reach import TagReport
 from impact.where import WhereReport
@@ -76,18 +77,19 @@ def check_markdown(report: Report) -> str:
     icon = {"BREAKING": ":x:", "RISKY": ":warning:", "SAFE": ":white_check_mark:"}[report.verdict]
     out = [f"### {icon} lineage check: **{report.verdict}**", "",
            f"{_summary(report)} for {len(report.changes)} change(s): "
-           + "; ".join(f"`{c}`" for c in report.changes),
+           + "; ".join(code(c) for c in report.changes),
            ""]
     shown = [f for f in report.findings if f.severity != "SAFE"]
     if shown:
         out += ["| severity | change | consumer | via | owners | last run |", "|---|---|---|---|---|---|"]
         for f in shown:
             last = f"{f.last_run:%Y-%m-%d}" if f.last_run else "never"
-            out.append(f"| {f.severity}{' (stale)' if f.stale else ''} | {f.change} | `{f.consumer}` | "
-                       f"{f.transformation} | {', '.join(f.owners) or '-'} | {last} |")
+            out.append(f"| {f.severity}{' (stale)' if f.stale else ''} | {md(f.change)} | "
+                       f"{code(f.consumer)} | {md(f.transformation)} | "
+                       f"{md(', '.join(f.owners) or '-')} | {last} |")
         out += ["", *mermaid(shown)]
         out += ["", "<details><summary>paths</summary>", ""]
-        out += [f"- `{f.consumer}`: {' → '.join(f.path)} ({f.note})" for f in shown]
+        out += [f"- {code(f.consumer)}: {md(' → '.join(f.path))} ({md(f.note)})" for f in shown]
         out += ["", "</details>"]
     else:
         out.append("Nothing downstream breaks.")
@@ -118,8 +120,7 @@ def mermaid(findings: Sequence[Finding]) -> list[str]:
         for node in (a, b):
             if node not in ids:
                 ids[node] = f"n{len(ids)}"
-                label = node.replace('"', "'")
-                lines.append(f'  {ids[node]}["{label}"]')
+                lines.append(f'  {ids[node]}["{mermaid_label(node)}"]')
         lines.append(f"  {ids[a]} --> {ids[b]}")
     for node, level in severity.items():
         if node in ids and level != "SAFE":

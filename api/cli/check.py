@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, Retired, err, fail, get_settings, reading_graph, when
+from api.cli.common import AsOf, Depth, Retired, err, fail, get_settings, reading_graph, when, write
 from graph.errors import LineageError
 
 if TYPE_CHECKING:
@@ -92,11 +92,11 @@ def check_cmd(
         body = json.loads(check_json(report))
         if delta is not None:
             body["policies"] = delta_json(delta)
-        sys.stdout.write(json.dumps(body, indent=2) + "\n")
+        write(json.dumps(body, indent=2) + "\n")
     else:
-        sys.stdout.write({"text": check_text, "markdown": check_markdown}[fmt](report))
+        write({"text": check_text, "markdown": check_markdown}[fmt](report))
         if delta is not None:
-            sys.stdout.write((delta_markdown if fmt == "markdown" else delta_text)(delta))
+            write((delta_markdown if fmt == "markdown" else delta_text)(delta))
     if report.fails(fail_on) or (delta is not None and delta.failed()):
         raise typer.Exit(1)
 

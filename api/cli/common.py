@@ -10,12 +10,16 @@ start the local Neo4j, saying so before it does, and makes sure the schema is th
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.segment import Segment
 
 from graph.errors import LineageError
 
@@ -35,8 +39,33 @@ def get_settings() -> Settings:
     return settings.get_settings()
 
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text as a terminal shows it without obeying it: control characters (ESC, CR, BS, BEL and
+    the C1 controls; a name from an event may hold any) as visible escapes, ``\\x1b``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _Console(Console):
+    """A console that writes every text it renders through :func:`printable` (its own styles
+    and cursor moves are control segments, left as they are): whatever a command prints, no
+    name can clear the screen, retitle the window or plant a link."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            s if s.control else Segment(printable(s.text), s.style) for s in buffer)
+
+
+def write(text: str) -> None:
+    """Write a report (text, Markdown, CSV, JSON) to standard output as it is, but for control
+    characters (:func:`printable`)."""
+    sys.stdout.write(printable(text))
+
+
+out = _Console(soft_wrap=True)
+err = _Console(stderr=True, soft_wrap=True)
 
 DEPTH = typer.Option(help="Maximum DERIVED_FROM hops (default 20, at most 50).")
 AS_OF = typer.Option("--as-of", help="The lineage current at this ISO time (first seen by then, "
@@ -72,7 +101,7 @@ Format = Annotated[str, FORMAT]
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``message`` as an error; raise what this returns to exit with ``code``."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(code)
 
 

@@ -6,14 +6,13 @@ It only reads the graph (see :func:`api.cli.common.reading_graph`).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from typing import Annotated
 
 import typer
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, Format, JsonAlias, Retired, out, question, when
+from api.cli.common import AsOf, Depth, Format, JsonAlias, Retired, out, question, when, write
 from api.cli.render import dump
 
 
@@ -53,7 +52,7 @@ def where_cmd(
     if csv_out:
         from api import reports
 
-        sys.stdout.write(reports.where_csv(report))
+        write(reports.where_csv(report))
         return
     if as_json or fmt == "json":
         dump({**dataclasses.asdict(report), "counts": report.counts()})
@@ -76,7 +75,7 @@ def _tagged(tag: str, depth: int | None, as_of: str | None, retired: bool, as_js
     if csv_out:
         from api import reports
 
-        sys.stdout.write(reports.tag_reach_csv(report))
+        write(reports.tag_reach_csv(report))
         return
     if as_json:
         dump({**dataclasses.asdict(report), "summary": report.summary(),

@@ -4,7 +4,6 @@ check`` (exit 1 when an objective of the SLO file is violated). Both only read."
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from api.cli.app import app
-from api.cli.common import fail, get_settings, out, reading_graph
+from api.cli.common import fail, get_settings, out, reading_graph, write
 from graph.errors import LineageError
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ def health_cmd(tiers: TiersOption = None, fmt: FormatOption = "text") -> None:
         raise fail(f"--format {fmt}: expected text or json", code=2)
     found = _measure(tiers)
     if fmt == "json":
-        sys.stdout.write(json.dumps(found.json(), indent=2) + "\n")
+        write(json.dumps(found.json(), indent=2) + "\n")
         return
     from rich.table import Table
 
@@ -128,7 +127,7 @@ def slo_check(
         raise fail(str(e), code=2) from e
     verdicts = judge(objectives, _measure(tiers))
     if fmt == "json":
-        sys.stdout.write(json.dumps([v.json() for v in verdicts], indent=2) + "\n")
+        write(json.dumps([v.json() for v in verdicts], indent=2) + "\n")
     else:
         for v in verdicts:
             budget = ("" if v.budget_left is None else

@@ -16,6 +16,7 @@ from api.cli.common import (
     fail,
     get_settings,
     out,
+    printable,
     question,
     starting,
     when,
@@ -176,7 +177,7 @@ def provenance_model_cmd(
     if fmt not in writers:
         raise fail(f"--format {fmt}: expected text, markdown or json", code=2)
     answer = question(lambda g: provenance(g, name, version, namespace, depth))
-    print(writers[fmt](answer), end="")
+    print(writers[fmt](answer) if fmt == "json" else printable(writers[fmt](answer)), end="")
 
 
 @root_app.command("model")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.app import app
-from api.cli.common import DatasetName, DatasetNs, Depth, fail, get_settings, reading_graph
+from api.cli.common import DatasetName, DatasetNs, Depth, fail, get_settings, reading_graph, write
 from graph.errors import LineageError, NotFound
 
 if TYPE_CHECKING:
@@ -63,7 +62,7 @@ def policy_check(
         raise fail(str(e)) from e
     render = {"text": policy_text, "markdown": policy_markdown, "json": policy_json,
               "sarif": policy_sarif}[fmt]
-    sys.stdout.write(render(report) + ("" if fmt == "markdown" else "\n"))
+    write(render(report) + ("" if fmt == "markdown" else "\n"))
     if report.failed():
         raise typer.Exit(1)
 
@@ -106,7 +105,7 @@ def gate_cmd(
         raise fail(str(e), code=2) from e
     except LineageError as e:
         raise fail(str(e)) from e
-    sys.stdout.write((json.dumps(gate_json(answer), indent=2) if fmt == "json"
+    write((json.dumps(gate_json(answer), indent=2) if fmt == "json"
                       else gate_text(answer)) + "\n")
     if not answer.open:
         raise typer.Exit(1)

@@ -12,7 +12,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from api.cli.common import out
+from api.cli.common import out, printable
 
 
 def fit(table: Table, drop: Sequence[str] = ()) -> None:
@@ -88,7 +88,9 @@ def rows(found: Any, columns: list[str], fmt: str, title: str = "",
         dump(found)
     elif fmt == "plain":
         for row in found:
-            print("\t".join("" if row.get(c) is None else str(row[c]) for c in columns))
+            # a tab in a name would shift the columns: shown as its escape, as control characters
+            print("\t".join("" if row.get(c) is None else printable(str(row[c])).replace("\t", "\\t")
+                            for c in columns))
     elif fmt == "table":
         table = Table(title=title or None)
         for c in columns:

@@ -7,7 +7,6 @@ import contextlib
 import json
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, get_settings, local_server, out, writing_graph
+from api.cli.common import err, fail, get_settings, local_server, out, write, writing_graph
 from api.cli.render import facts, fit
 from graph.errors import LineageError
 
@@ -191,7 +190,7 @@ def spark_conf_cmd(
         out_file.write_text(text)
         out.print(f"wrote {out_file}: spark-submit --properties-file {out_file} your_job.py")
     else:
-        sys.stdout.write(text)
+        write(text)
 
 
 @app.command("demo", rich_help_panel="Run the services")

@@ -169,3 +169,29 @@ def test_the_status_page_renders_in_chromium(served: str, tmp_path: Path) -> Non
                          capture_output=True, text=True, timeout=120)
     assert "Lineage health per tier" in dom.stdout and "critical" in dom.stdout
     assert "<svg" in dom.stdout and "Coverage by namespace" in dom.stdout
+
+
+def test_hostile_names_forge_no_series_and_the_scrape_stays_valid(served: str, graph: Graph) -> None:
+    """A namespace built to end its label and start a series of its own (and one with a
+    backslash) is written escaped: promtool finds the scrape valid and no forged series."""
+    promtool = _tool("promtool")
+    hostile = 'x"} 1\nfake_metric{a="b'
+    assert not ingest_events(graph, [{
+        "eventType": "COMPLETE", "eventTime": "2026-11-28T02:00:00Z", "producer": "p",
+        "run": {"runId": "01900000-0000-7000-8000-0000000000aa"},
+        "job": {"namespace": hostile, "name": "j"},
+        "outputs": [{"namespace": hostile, "name": "t"}, {"namespace": "back\\slash", "name": "t"}],
+    }]).rejected
+    deadline = time.monotonic() + 30
+    while True:
+        with urllib.request.urlopen(f"{served}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        if "back\\\\slash" in text or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert 'namespace="x\\"} 1\\nfake_metric{a=\\"b"' in text
+    assert not any(line.startswith("fake_metric") for line in text.splitlines())
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                             text=True, timeout=60)
+    said = checked.stdout + checked.stderr
+    assert "parsing error" not in said and "invalid" not in said, said

@@ -1,0 +1,46 @@
+"""Names from events inside Markdown and Mermaid: shown as they are, never read as markup.
+
+A dataset, job or column name is whatever a producer sent: a newline, a ``"``, ``<script>`` or
+``%%{init}%%`` in it must not end a bullet, a table cell, a code span or a Mermaid label, nor
+become an element or a statement of the diagram. Every report that writes Markdown or Mermaid
+(the policy report, the check's comment, a model's provenance) writes names through these.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# Mermaid reads #name; and #number; as entities inside quoted labels
+_MERMAID = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "|": "#124;", "`": "#96;", "%": "#37;",
+            "&": "#38;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;"}
+
+
+def one_line(text: object) -> str:
+    """The text on one line: control characters (newlines among them) as spaces."""
+    return _CONTROL.sub(" ", str(text))
+
+
+def md(text: object) -> str:
+    """Text for a line of Markdown (a bullet, a table cell, a heading): one line, HTML's
+    characters as entities, Markdown's backslash-escaped."""
+    plain = "".join(_HTML.get(c, c) for c in one_line(text))
+    return _MARKDOWN.sub(r"\\\1", plain)
+
+
+def code(text: object) -> str:
+    """An inline code span that holds the text whatever backticks it has (CommonMark: a fence
+    longer than any run of backticks inside, padded when the text starts or ends with one)."""
+    plain = one_line(text)
+    longest = max((len(run) for run in re.findall(r"`+", plain)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if plain.startswith("`") or plain.endswith("`") or longest else ""
+    return f"{fence}{pad}{plain}{pad}{fence}"
+
+
+def mermaid_label(text: object) -> str:
+    """Text for a quoted Mermaid label (``n1["…"]``, ``-->|"…"|``): one line, and every
+    character that could end the label or start a statement as a Mermaid entity."""
+    return "".join(_MERMAID.get(c, c) for c in one_line(text))
