@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 
@@ -22,6 +22,7 @@ from api.receive import BodyBudget
 from api.request_stats import RequestStats
 from graph.db import Graph, open_graph
 from graph.settings import Settings
+from ingest import commands
 from ingest.group_commit import GroupCommitter
 from ingest.log import Checked, EventLog, open_event_log
 from ingest.times import parse_time
@@ -62,6 +63,10 @@ class Services:
                 self._log = open_event_log(self.settings)
                 self._owned.append(self._log)
             return self._log
+
+    def command(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """Log a metadata command and return once it is applied (ingest.commands.submit)."""
+        return commands.submit(self.graph(), self.log(), name, params, self.settings.command_wait)
 
     def committer(self) -> GroupCommitter:
         events = self.log()

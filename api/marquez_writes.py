@@ -18,7 +18,6 @@ from api.deps import services
 from graph.db import Graph
 from graph.errors import NotFound
 from impact import marquez_catalog as mc
-from ingest import commands
 from ingest import marquez_writes as mw
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
@@ -85,9 +84,9 @@ def _load(request: Request, graph: Graph, event: dict[str, Any], where: str) -> 
 
 
 def put_source(request: Request, graph: Graph, name: str, meta: SourceMeta) -> dict[str, Any]:
-    commands.submit(graph, services(request).log(), "put_source",
-                    {"name": name, "type": meta.type.upper(),
-                     "connectionUrl": meta.connectionUrl, "description": meta.description})
+    services(request).command("put_source", {"name": name, "type": meta.type.upper(),
+                                             "connectionUrl": meta.connectionUrl,
+                                             "description": meta.description})
     return mc.source(graph, name)
 
 

@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     nodes and edges once; measured in docs/benchmarks.md, "batches of 10,000"). A batch Neo4j
     refuses for its size is split, and the next ones are smaller."""
     worker_poll: float = Field(default=0.2, gt=0)
+    command_wait: float = Field(default=10.0, ge=0)
+    """How long the API waits for a running worker to apply a metadata command (a tag, a
+    namespace, a soft delete) in its place in the log before it applies it itself."""
     worker_nice: int = Field(default=10, ge=0, le=19)
     """How much lower ``lineage worker``'s CPU priority is than the API's (Unix ``nice``): when
     the cores are short, producers are acknowledged first and the durable log absorbs the burst;

@@ -13,6 +13,7 @@ A command's body: ``{"command": NAME, "params": {...}, "at": ISO time}``; NAME i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -61,27 +62,44 @@ def apply(graph: Graph, body: dict[str, Any]) -> list[dict[str, Any]]:
     return graph.write([(COMMANDS[name], {**body["params"], "at": body["at"]})])[0][1]
 
 
-def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the API does with a metadata write: log the command, then apply it; returns the rows
-    its Cypher file returns. The worker applies it again in its place in the log (commands are
+def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any],
+           wait: float = 10.0) -> list[dict[str, Any]] | None:
+    """What the API (and ``lineage delete``) does with a metadata write: log the command, and
+    return once it is applied. A worker that consumes the log applies it, in its place among the
+    events, like any entry (so its policy watch checks it too): this waits up to ``wait`` seconds
+    for the worker's position to pass it, and returns None. With no worker running (or one that
+    did not get to it in time), it applies the command itself and returns the rows its Cypher
+    file returns; the worker, when it comes, applies it again in its place (commands are
     idempotent), unless it had nothing before it to load."""
     body = command(name, params)
     behind = events.position(WORKER)
     seq = events.append_command(body)
+    if events.consumed(WORKER) and _applied(events, seq, wait):
+        return None
     rows = apply(graph, body)
-    if behind == seq - 1:
+    if behind == seq - 1 and not events.consumed(WORKER):
         events.advance(WORKER, behind, seq)
     return rows
 
 
+def _applied(events: EventLog, seq: int, wait: float) -> bool:
+    """Whether the worker's position passes ``seq`` within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while events.position(WORKER) < seq:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def tag(graph: Graph, events: EventLog, kind: str, namespace: str, name: str, tag: str,
-        add: bool, field: str | None = None) -> None:
+        add: bool, field: str | None = None, wait: float = 10.0) -> None:
     """Add (or remove) a tag the API sets on a dataset, one of its fields, or a job."""
     params = {"kind": kind, "namespace": namespace, "name": name, "field": field, "tag": tag}
     if add:
-        submit(graph, events, "tag_add", {**params, "by": "api"})
+        submit(graph, events, "tag_add", {**params, "by": "api"}, wait)
     else:
-        submit(graph, events, "tag_remove", params)
+        submit(graph, events, "tag_remove", params, wait)
 
 
 def apply_all(graph: Graph, bodies: Iterable[dict[str, Any]]) -> int:

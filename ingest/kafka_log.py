@@ -584,6 +584,11 @@ class KafkaLog:
     def claim(self, consumer: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()  # the consumer group shares the partitions
 
+    def consumed(self, consumer: str) -> bool:
+        # whoever writes a command applies it (ingest.commands.submit); the group's workers
+        # apply it again from the topic, in its place: positions here are not the group's
+        return False
+
     def writable(self) -> bool:
         try:
             self.producer().list_topics(self.address.topic, timeout=5)

@@ -403,6 +403,19 @@ class SQLiteLog:
             finally:
                 fcntl.flock(held, fcntl.LOCK_UN)
 
+    def consumed(self, consumer: str) -> bool:
+        """Whether a process consumes the log as ``consumer`` now (holds :meth:`claim`)."""
+        path = self.path.with_name(f"{self.path.name}.{consumer}.lock")
+        if not path.exists():
+            return False
+        with open(path, "a+", encoding="utf-8") as probe:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(probe, fcntl.LOCK_UN)
+            return False
+
     def writable(self) -> bool:
         try:
             conn = self._conn()

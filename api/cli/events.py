@@ -180,9 +180,14 @@ def delete_cmd(
     try:
         with writing_graph(settings) as graph:
             rows = commands.submit(graph, events, "soft_delete",
-                                   {"kind": kind, "namespace": namespace, "name": name})
+                                   {"kind": kind, "namespace": namespace, "name": name},
+                                   settings.command_wait)
     except LineageError as e:
         raise fail(str(e)) from e
+    if rows is None:
+        out.print(f"hid {what}: the running worker applied the deletion in its place in the log; "
+                  "`--purge` removes its events")
+        return
     hidden = rows[0]["deleted"] if rows else 0
     if not hidden or (kind == "namespace" and hidden == 1):
         out.print(f"nothing named {what} in the graph; the deletion is in the log all the same")

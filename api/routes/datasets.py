@@ -57,8 +57,8 @@ def put_dataset(request: Request, graph: G, namespace: str, dataset: str,
 @router.delete("/{dataset}", dependencies=[WRITE], summary="Hide a dataset (Marquez's soft delete)")
 def delete_dataset(request: Request, graph: G, namespace: str, dataset: str) -> Any:
     found = mc.dataset(graph, namespace, dataset)
-    commands.submit(graph, services(request).log(), "soft_delete",
-                    {"kind": "dataset", "namespace": namespace, "name": dataset})
+    services(request).command("soft_delete",
+                              {"kind": "dataset", "namespace": namespace, "name": dataset})
     return found
 
 
@@ -68,7 +68,7 @@ def _tag(request: Request, graph: Graph, namespace: str, dataset: str, tag: str,
     if field is not None and not mc.has_field(graph, namespace, dataset, field):
         raise NotFound("field", f"{namespace}:{dataset}.{field}")  # before anything is logged
     commands.tag(graph, services(request).log(), "field" if field is not None else "dataset",
-                 namespace, dataset, tag, add, field)
+                 namespace, dataset, tag, add, field, services(request).settings.command_wait)
     return mc.dataset(graph, namespace, dataset)
 
 

@@ -66,14 +66,14 @@ def put_job(request: Request, graph: G, namespace: str, job: str, meta: JobMeta)
                summary="Hide a job (Marquez's soft delete)")
 def delete_job(request: Request, graph: G, namespace: str, job: str) -> Any:
     found = mc.job(graph, namespace, job)
-    commands.submit(graph, services(request).log(), "soft_delete",
-                    {"kind": "job", "namespace": namespace, "name": job})
+    services(request).command("soft_delete", {"kind": "job", "namespace": namespace, "name": job})
     return found
 
 
 def _tag(request: Request, graph: Graph, namespace: str, job: str, tag: str, add: bool) -> Any:
     mc.job(graph, namespace, job)
-    commands.tag(graph, services(request).log(), "job", namespace, job, tag, add)
+    commands.tag(graph, services(request).log(), "job", namespace, job, tag, add,
+                 wait=services(request).settings.command_wait)
     return mc.job(graph, namespace, job)
 
 

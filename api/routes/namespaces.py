@@ -12,7 +12,6 @@ from api.encode import to_json
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
-from ingest import commands
 from ingest.secrets import scrub_text
 
 router = APIRouter(prefix="/api/v1", tags=["namespaces"], route_class=MarquezRoute,
@@ -37,9 +36,8 @@ def namespace(graph: G, namespace: str) -> Any:
 @router.put("/namespaces/{namespace}", dependencies=[WRITE],
             summary="Create or update a namespace (Marquez)")
 def put_namespace(request: Request, graph: G, namespace: str, meta: NamespaceMeta) -> Any:
-    commands.submit(graph, services(request).log(), "put_namespace",
-                    {"name": namespace, "ownerName": meta.ownerName,
-                     "description": meta.description})
+    services(request).command("put_namespace", {"name": namespace, "ownerName": meta.ownerName,
+                                                "description": meta.description})
     return mc.namespace(graph, scrub_text(namespace))
 
 
@@ -47,6 +45,6 @@ def put_namespace(request: Request, graph: G, namespace: str, meta: NamespaceMet
                summary="Hide a namespace with its datasets and jobs (Marquez's soft delete)")
 def delete_namespace(request: Request, graph: G, namespace: str) -> Any:
     found = mc.namespace(graph, namespace)
-    commands.submit(graph, services(request).log(), "soft_delete",
-                    {"kind": "namespace", "namespace": namespace, "name": None})
+    services(request).command("soft_delete",
+                              {"kind": "namespace", "namespace": namespace, "name": None})
     return found

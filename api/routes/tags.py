@@ -12,7 +12,7 @@ from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
 from impact import marquez_catalog as mc
-from ingest import commands
+from ingest.secrets import scrub_text
 
 router = APIRouter(prefix="/api/v1/tags", tags=["tags"], route_class=MarquezRoute,
                    responses=RESPONSES)
@@ -30,6 +30,8 @@ def tags(graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
 @router.put("/{tag}", dependencies=[WRITE], summary="Create or describe a tag (Marquez)")
 def put_tag(request: Request, graph: G, tag: str,
             meta: Annotated[TagMeta | None, Body()] = None) -> Any:
-    rows = commands.submit(graph, services(request).log(), "put_tag",
-                           {"tag": tag, "description": meta.description if meta else None})
-    return rows[0]
+    description = meta.description if meta else None
+    rows = services(request).command("put_tag", {"tag": tag, "description": description})
+    # applied by the worker: the tag as the command stored it (its text scrubbed of secrets)
+    return rows[0] if rows else {"name": scrub_text(tag), "description":
+                                 None if description is None else scrub_text(description)}

@@ -395,3 +395,64 @@ rules:
     assert _stored(graph) == _full(graph, policies)
     assert {v.key for v in check(graph, policies, today=DAY).violations} == set()
     assert gate(graph, "ns", "dst", policies).open
+
+
+def test_a_command_is_applied_by_the_running_worker_before_the_api_answers(
+        graph: Graph, tmp_path: Path) -> None:
+    """One writer: with a worker consuming the log, a tag set or removed through the API is
+    applied by the worker in its place (its batch says so, and its watch clears the violation),
+    and is visible when the API answers. With no worker, the API applies it itself."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from graph.settings import Settings
+    from ingest.worker import CONSUMER
+
+    policies = parse_policies("""\
+version: 1
+rules:
+  - id: pii-nowhere
+    flow: {from: {tag: PII}, to: {dataset: dst}, must: never}
+""")
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([run_event("COMPLETE", new_run_id(), "copy", inputs=[dataset("src", columns=["phone"])],
+                          outputs=[dataset("dst", columns=["phone"], lineage={
+                              "phone": [("src", "phone", "DIRECT", "IDENTITY")]})])])
+    watch = PolicyWatch(graph, policies, today=lambda: DAY)
+    applied: list[bool] = []
+
+    def on_batch(result: Any) -> None:
+        applied.append(result.commands)
+        watch.after(result.datasets, result.handoffs, result.commands)
+
+    api = TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
+                     client=("127.0.0.1", 40001))
+    tag = "/api/v1/namespaces/ns/datasets/src/fields/phone/tags/PII"
+    stop = threading.Event()
+    worker = Worker(graph, log)
+    with log.claim(CONSUMER):
+        thread = threading.Thread(target=worker.run, args=(stop, 0.05, on_batch), daemon=True)
+        thread.start()
+        try:
+            assert api.post(tag).status_code == 200
+            assert applied[-1] is True  # the worker's batch applied it, before the answer
+            _eventually(lambda: {k.split("|")[0] for k, _, _ in _stored(graph)} == {"pii-nowhere"})
+            assert api.delete(tag).status_code == 200
+            assert applied[-1] is True
+            _eventually(lambda: _stored(graph) == set())  # the watch checked the removal
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+    # no worker: the API applies the command itself, visible at once
+    assert api.post(tag).status_code == 200
+    field = next(f for f in api.get("/api/v1/namespaces/ns/datasets/src").json()["fields"]
+                 if f["name"] == "phone")
+    assert "PII" in field["tags"]
+
+
+def _eventually(holds: Any, timeout: float = 10.0) -> None:
+    """The worker's watch checks after the batch's position is committed: wait for it."""
+    deadline = time.monotonic() + timeout
+    while not holds():
+        assert time.monotonic() < deadline, "not within the time"
+        time.sleep(0.05)
