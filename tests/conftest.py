@@ -22,7 +22,11 @@ from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings, get_settings
 
-CORPUS = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[1].parent / "shared" / "corpus"))
+# what other projects wrote (OpenLineage's corpus and JSON Schemas, Marquez's API description):
+# beside the clone as ../shared, or where LINEAGE_TEST_SHARED says; a user's clone has none, and
+# only the tests over it skip (each saying how to run it)
+SHARED = Path(os.environ.get("LINEAGE_TEST_SHARED", Path(__file__).parents[1].parent / "shared"))
+CORPUS = Path(os.environ.get("LINEAGE_CORPUS", SHARED / "corpus"))
 
 
 # what the tests themselves read; every other LINEAGE_* variable of the shell is hidden from them

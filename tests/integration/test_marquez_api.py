@@ -4,7 +4,6 @@ versions, run facets, filters, soft deletes, the checks of the legacy writes and
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,21 +15,18 @@ from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
 from ingest.log import SQLiteLog
+from tests import food_delivery
 from tests.helpers import ingest_events, new_run_id, run_event
 
 pytestmark = pytest.mark.integration
 
-DEMO = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[3] / "shared" / "corpus")
-            ) / "MarquezProject__marquez" / "docker" / "metadata.json"
 NS = "food_delivery"
 M = "/api/v1/namespaces/food_delivery"
 
 
 @pytest.fixture
 def demo(graph: Graph, tmp_path: Path) -> tuple[Graph, SQLiteLog, list[dict[str, Any]]]:
-    if not DEMO.exists():
-        pytest.skip(f"Marquez's demo events not found at {DEMO} (set LINEAGE_CORPUS)")
-    events: list[dict[str, Any]] = json.loads(DEMO.read_text())
+    events = food_delivery.events()
     assert ingest_events(graph, events).loaded == len(events)
     log = SQLiteLog(tmp_path / "events.db")
     log.append(events)

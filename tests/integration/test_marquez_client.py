@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from graph.db import Graph
+from tests import food_delivery
 from tests.conftest import server_settings
 from tests.helpers import start_serve
 
@@ -26,8 +27,6 @@ pytestmark = pytest.mark.integration
 
 marquez_client = pytest.importorskip("marquez_client", reason="marquez-python (dev extra)")
 
-DEMO = Path(os.environ.get("LINEAGE_CORPUS", Path(__file__).parents[3] / "shared" / "corpus")
-            ) / "MarquezProject__marquez" / "docker" / "metadata.json"
 SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
 NS = "food_delivery"
 SHOP_NS = "postgres://warehouse:5432"
@@ -52,10 +51,7 @@ def _post(base: str, event: dict[str, Any]) -> None:
 
 @pytest.fixture
 def demo() -> list[dict[str, Any]]:
-    if not DEMO.exists():
-        pytest.skip(f"Marquez's demo events not found at {DEMO} (set LINEAGE_CORPUS)")
-    events: list[dict[str, Any]] = json.loads(DEMO.read_text())
-    return events
+    return food_delivery.events()
 
 
 @pytest.fixture

@@ -21,8 +21,6 @@ the spec against Marquez's Java models, which is what Marquez answers):
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,14 +36,13 @@ from graph.db import Graph
 from graph.settings import Settings
 from ingest.log import SQLiteLog
 from ingest.read import read_file
+from tests import food_delivery
+from tests.conftest import CORPUS, SHARED
 from tests.helpers import ingest_events
 
 pytestmark = pytest.mark.integration
 
-SHARED = Path(__file__).parents[3] / "shared"
 SPEC = SHARED / "marquez" / "openapi.yml"
-CORPUS = Path(os.environ.get("LINEAGE_CORPUS", SHARED / "corpus"))
-DEMO = CORPUS / "MarquezProject__marquez" / "docker" / "metadata.json"
 SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
 _DROP = ("example", "examples", "description", "deprecated", "discriminator", "format")
 
@@ -86,7 +83,8 @@ def _corrected() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def components() -> dict[str, Any]:
     if not SPEC.exists():
-        pytest.skip(f"Marquez's API description not found at {SPEC}")
+        pytest.skip(f"Marquez's API description not found at {SPEC} (set LINEAGE_TEST_SHARED to "
+                    "a folder holding marquez/openapi.yml)")
     return _corrected()
 
 
@@ -125,9 +123,7 @@ def _check_graph(components: dict[str, Any], body: Any, what: str) -> None:
 
 @pytest.fixture
 def api(graph: Graph, tmp_path: Path) -> Iterator[TestClient]:
-    if not DEMO.exists():
-        pytest.skip(f"Marquez's demo events not found at {DEMO} (set LINEAGE_CORPUS)")
-    demo = json.loads(DEMO.read_text())
+    demo = food_delivery.events()
     shop = [item.obj for item in read_file(SHOP)]
     others = []  # the corpus's complete recorded events (the others are templates)
     for folder in ("datahub-project__datahub", "open-metadata__OpenMetadata",
