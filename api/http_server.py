@@ -4,6 +4,8 @@ uvicorn reads a request's head whatever its size before the application sees it 
 header was read and parsed, blocking the event loop for minutes) and keeps a connection that sends
 nothing, half a head or half a body open for as long as the client likes. This protocol:
 
+* serves a request that offers to upgrade the connection to a protocol it does not speak
+  (``Upgrade: h2c``) as plain HTTP/1.1 (:func:`without_upgrade`);
 * refuses a request head over ``head_bytes`` (64 KiB by default) or with more than ``headers``
   header lines (100) with 431, before the parser has seen the excess, and closes the connection;
 * closes a connection on which the client, owing a request (nothing yet, a partial head or a
@@ -45,9 +47,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._head_seen = 0  # bytes of the current request head received so far
+        self._head = b""  # the current request head, held until it is whole
         self._in_head = True
-        self._header_lines = 0
         self._owed = True  # the client owes us (the rest of) a request
         self._started = False  # some of a request has arrived
         self._idle: asyncio.TimerHandle | None = None
@@ -66,24 +67,27 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._owed:
             self._arm()
         if self._in_head:
+            # the head is held until it is whole (it is bounded), so that it can be read as one
+            data = self._head + data
             end = data.find(b"\r\n\r\n")
             head = len(data) if end < 0 else end + 4
-            if self._head_seen + head > self.head_bytes:
+            if head > self.head_bytes:
                 self._refuse(b"431 Request Header Fields Too Large",
                              f"request head over {self.head_bytes} bytes")
                 return
             # lines of the head: the request line, the headers and the empty line that ends them
-            self._header_lines += data.count(b"\n", 0, head)
-            if self._header_lines > self.headers_max + 2:
+            if data.count(b"\n", 0, head) > self.headers_max + 2:
                 self._refuse(b"431 Request Header Fields Too Large",
                              f"more than {self.headers_max} header lines")
                 return
-            self._head_seen += head
             if not self._started:
                 self._started = True
                 self._set_deadline(2 * self.idle_seconds, "its head")
-            if end >= 0:
-                self._in_head = False
+            if end < 0:
+                self._head = data
+                return
+            self._head, self._in_head = b"", False
+            data = without_upgrade(data[:head]) + data[head:]
         super().data_received(data)
 
     def on_headers_complete(self) -> None:
@@ -100,8 +104,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._head_seen, self._in_head, self._owed, self._started = 0, True, True, False
-        self._header_lines = 0
+        self._head, self._in_head, self._owed, self._started = b"", True, True, False
         self._arm()
 
     def _arm(self) -> None:
@@ -143,6 +146,35 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._disarm()
         self.transport.write(_response(status, message))
         self.transport.close()
+
+
+_UPGRADE_HEADERS = (b"upgrade", b"http2-settings")
+
+
+def without_upgrade(head: bytes) -> bytes:
+    """A request head without an offer to upgrade the connection to a protocol this server does
+    not speak (``Upgrade: h2c`` with ``HTTP2-Settings``, as Java's HttpClient sends over http://
+    by default): the request is served as HTTP/1.1, body and all, as RFC 9110 lets a server do.
+    Without this the parser stops at the upgrade and the body is lost. A WebSocket offer is kept."""
+    lines = head.split(b"\r\n")
+    offered = [line.split(b":", 1)[1].strip().lower() for line in lines[1:]
+               if line.split(b":", 1)[0].strip().lower() == b"upgrade" and b":" in line]
+    if not offered or offered == [b"websocket"]:
+        return head
+    kept = [lines[0]]
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name in _UPGRADE_HEADERS:
+            continue
+        if name == b"connection":
+            tokens = [t.strip() for t in value.split(b",")
+                      if t.strip() and t.strip().lower() not in _UPGRADE_HEADERS]
+            if not tokens:
+                continue
+            line = b"Connection: " + b", ".join(tokens)
+        kept.append(line)
+    return b"\r\n".join(kept)
 
 
 def limited(head_bytes: int, headers: int, idle_seconds: float) -> type[LimitedHttpProtocol]:

@@ -184,3 +184,96 @@ def test_the_openlineage_client_reads_the_413_of_an_oversized_event_and_can_comp
     assert "limit" in response.json()["detail"]
     answer = transport("gzip").emit(run_event("COMPLETE", new_run_id(), "small"))  # type: ignore[arg-type]
     assert answer.status_code == 201
+
+
+# what Java's java.net.http.HttpClient sends over http:// by default (it offers HTTP/2)
+H2C_OFFER = (b"Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAEAAEAAAAIAAAABAAMAAABkAAQBAAAAAAUAAEAA"
+             b"\r\nUpgrade: h2c\r\nUser-Agent: Java-http-client/17.0.15\r\n")
+
+
+def _event() -> bytes:
+    import json
+
+    from tests.helpers import new_run_id, run_event
+
+    return json.dumps(run_event("COMPLETE", new_run_id(), "from_java")).encode()
+
+
+def _reply(sock: socket.socket) -> bytes:
+    """One response on a kept-alive connection (its head, and its body by Content-Length)."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += sock.recv(65536)
+    head, _, body = got.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.parametrize("split", [None, 20, 120])
+def test_an_offer_to_upgrade_to_h2c_is_ignored_and_the_body_read(port: int, split: int | None) -> None:
+    """The JDK client's bytes: the event is taken (201) on the ingest route and on a Marquez
+    write, and the connection goes on as HTTP/1.1 (a second request on it is answered), whether
+    the head comes in one piece or split (even inside the upgrade headers)."""
+    event = _event()
+    post = (b"POST /api/v1/lineage HTTP/1.1\r\nHost: localhost\r\n" + H2C_OFFER
+            + b"Content-Type: application/json\r\nContent-Length: " + str(len(event)).encode()
+            + b"\r\n\r\n" + event)
+    put = (b"PUT /api/v1/namespaces/from_java HTTP/1.1\r\nHost: localhost\r\n" + H2C_OFFER
+           + b'Content-Type: application/json\r\nContent-Length: 21\r\n\r\n{"ownerName": "java"}')
+    with _connect(port) as sock:
+        for request, status in ((post, b"HTTP/1.1 201"), (put, b"HTTP/1.1 200")):
+            if split is None:
+                sock.sendall(request)
+            else:
+                sock.sendall(request[:split])
+                time.sleep(0.05)
+                sock.sendall(request[split:])
+            answer = _reply(sock)
+            assert answer.startswith(status), answer[:300]
+        assert b'"ownerName":"java"' in answer.replace(b" ", b"")
+
+
+def test_curl_and_the_jdk_client_offering_http2_are_served(port: int, tmp_path: Path) -> None:
+    """The real clients: curl --http2 and a Java program on java.net.http.HttpClient (its
+    default: HTTP/2, so an h2c offer over http://)."""
+    import shutil
+    import subprocess
+
+    event = tmp_path / "event.json"
+    event.write_bytes(_event())
+    url = f"http://127.0.0.1:{port}/api/v1/lineage"
+    if shutil.which("curl"):
+        done = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--http2",
+                               "-H", "Content-Type: application/json", "--data-binary",
+                               f"@{event}", url], capture_output=True, text=True, timeout=60)
+        assert done.stdout == "201", done.stdout + done.stderr
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java on the PATH (Java 17 is a requirement of the project)")
+    program = tmp_path / "Post.java"
+    program.write_text("""
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+public class Post {
+    public static void main(String[] args) throws Exception {
+        HttpClient client = HttpClient.newHttpClient();  // HTTP/2 by default: offers h2c
+        HttpRequest request = HttpRequest.newBuilder(URI.create(args[0]))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(Files.readString(Path.of(args[1]))))
+            .build();
+        HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+        System.out.print(response.statusCode() + " " + response.version());
+    }
+}
+""")
+    done = subprocess.run([java, str(program), url, str(event)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout == "201 HTTP_1_1", done.stdout + done.stderr
