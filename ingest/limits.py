@@ -10,7 +10,9 @@ an event that is acknowledged can always be loaded or dead-lettered, never stop 
 * strings and keys that are valid Unicode text (a lone UTF-16 surrogate such as ``"\\ud800"``
   cannot be encoded as UTF-8, so neither the log nor Neo4j can store it);
 * finite numbers (``NaN``, ``Infinity`` and ``1e999`` are not JSON; the log would write them as
-  ``null``).
+  ``null``);
+* names (:data:`NAME_KEYS`, and every key) of at most :data:`MAX_NAME_BYTES` bytes: Neo4j refuses
+  an index key past about 8 KB.
 
 The walk is iterative and stops at the first problems it finds. Paths are only worked out for an
 event that fails.
@@ -31,6 +33,14 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 # written in one transaction of the worker's batch.
 MAX_NAME_BYTES = 2000
 """A namespace, a dataset or job name, or a field (column) name, in UTF-8 bytes."""
+NAME_KEYS = frozenset({"namespace", "name", "field", "datasetType"})
+"""The keys whose string values may become indexed values of the graph, wherever an event holds
+them: the job, the datasets, a parent's job, a symlink, a rename's previous identifier, column
+lineage's inputs (field-level and dataset-wide), nested schema fields, lineage facets' entries,
+the dataset type. Each is bounded like a name, and so is every key of the event (a column
+lineage's output field is a key), so that no value Neo4j indexes is acknowledged and then
+refused (tests/unit/test_validate.py derives these places from the schema's indexes)."""
+_NAME_CHARS = MAX_NAME_BYTES // 4  # a string this short cannot be over the limit in UTF-8
 MAX_DATASETS = 10_000
 """Inputs and outputs of one event together."""
 MAX_FIELDS = 100_000
@@ -91,6 +101,14 @@ def _bad_scalar(value: Any, kind: type) -> str | None:
     return None
 
 
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "replace"))
+
+
+def _too_long(text: str) -> bool:
+    return len(text) > _NAME_CHARS and _bytes(text) > MAX_NAME_BYTES
+
+
 def _fine(event: Any) -> bool:
     """The fast walk: no paths, stops at the first problem."""
     stack = [(event, 1)]
@@ -101,13 +119,16 @@ def _fine(event: Any) -> bool:
             return False
         children = value.items() if type(value) is dict else enumerate(value)
         for key, child in children:
-            if type(key) is str and not key.isascii() and _bad_scalar(key, str):
+            if type(key) is str and ((not key.isascii() and _bad_scalar(key, str))
+                                     or (len(key) > _NAME_CHARS and _too_long(key))):
                 return False
             kind = type(child)
             if kind is dict or kind is list:
                 push((child, depth + 1))
             elif kind is str:
                 if not child.isascii() and _bad_scalar(child, str):
+                    return False
+                if len(child) > _NAME_CHARS and key in NAME_KEYS and _too_long(child):
                     return False
             elif (kind is int or kind is float) and _bad_scalar(child, kind):
                 return False
@@ -127,12 +148,20 @@ def _explain(event: Any) -> list[str]:
         children = value.items() if type(value) is dict else enumerate(value)
         for key, child in children:
             where = f"{path}[{key}]" if type(key) is int else f"{path}.{key}" if path else str(key)
+            shown = where.encode('utf-8', 'backslashreplace').decode()[:300]
             if type(key) is str and (bad := _bad_scalar(key, str)):
-                reasons.append(f"{where.encode('utf-8', 'backslashreplace').decode()}: key {bad}")
+                reasons.append(f"{shown}: key {bad}")
+                continue
+            if type(key) is str and _too_long(key):
+                reasons.append(f"{shown}: a key of {_bytes(key)} bytes, over the limit of "
+                               f"{MAX_NAME_BYTES} bytes for a name")
                 continue
             kind = type(child)
             if kind is dict or kind is list:
                 stack.append((child, depth + 1, where))
             elif bad := _bad_scalar(child, kind):
-                reasons.append(f"{where.encode('utf-8', 'backslashreplace').decode()}: {bad}")
+                reasons.append(f"{shown}: {bad}")
+            elif kind is str and key in NAME_KEYS and _too_long(child):
+                reasons.append(f"{shown}: {_bytes(child)} bytes long, over the limit of "
+                               f"{MAX_NAME_BYTES} bytes for a name (the graph indexes it)")
     return reasons[:_MAX_REASONS] or ["event cannot be stored"]

@@ -274,3 +274,106 @@ def test_a_log_append_that_fails_midway_rolls_back_and_the_log_stays_usable(log:
     assert log.count() == 0
     assert log.append([{"b": 2}]) == [1]
     assert SQLiteLog(log.path).append([{"c": 3}]) == [2]
+
+
+def _indexed() -> list[tuple[str, str]]:
+    """Every (label, property) the schema indexes, read from cypher/schema/constraints.cypher."""
+    import re
+
+    text = (Path(__file__).parents[2] / "cypher" / "schema" / "constraints.cypher").read_text()
+    found = []
+    for label, props in re.findall(r"FOR \(\w+:([\w|]+)\)\s+(?:REQUIRE|ON(?: EACH)?)\s+\[?\(?([^)\]]+)",
+                                   text):
+        for one in label.split("|"):
+            found += [(one, p.strip().split(".", 1)[1]) for p in props.split(",")]
+    return sorted(set(found))
+
+
+def _at(path: list[Any], value: str) -> dict[str, Any]:
+    """An event with ``value`` at ``path`` (keys and list indexes; a missing step is made)."""
+    event = run_event("COMPLETE", new_run_id(), "job", inputs=[dataset("in", columns=["a"])],
+                      outputs=[dataset("out", columns=["a"])])
+    holder: Any = event
+    for step, nxt in zip(path, path[1:], strict=False):
+        if isinstance(holder, dict) and step not in holder:
+            holder[step] = [] if isinstance(nxt, int) else {}
+        if isinstance(holder, list) and step >= len(holder):
+            holder.append([] if isinstance(nxt, int) else {})
+        holder = holder[step]
+    if isinstance(holder, list):
+        holder.append(value)
+    else:
+        holder[path[-1]] = value
+    return event
+
+
+def _filled(path: list[Any], value: str) -> dict[str, Any]:
+    """The event of :func:`_at` with what the facet around the value needs to be read."""
+    event = _at(path, value)
+    run = event["run"]["facets"]
+    out = event["outputs"][0]["facets"]
+    if "parent" in run:
+        run["parent"].setdefault("run", {"runId": new_run_id()})
+        run["parent"]["job"].setdefault("namespace", "ns")
+        run["parent"]["job"].setdefault("name", "parent")
+    for ident in out.get("symlinks", {}).get("identifiers", []):
+        ident.setdefault("namespace", "ns")
+        ident.setdefault("name", "alias")
+        ident.setdefault("type", "TABLE")
+    if "lifecycleStateChange" in out:
+        out["lifecycleStateChange"]["lifecycleStateChange"] = "RENAME"
+        out["lifecycleStateChange"]["previousIdentifier"].setdefault("namespace", "ns")
+        out["lifecycleStateChange"]["previousIdentifier"].setdefault("name", "old")
+    lineage = out.get("columnLineage")
+    if lineage:
+        for spec in lineage.get("fields", {}).values():
+            for source in spec["inputFields"]:
+                for key, default in (("namespace", "ns"), ("name", "in"), ("field", "a")):
+                    source.setdefault(key, default)
+        for source in lineage.get("dataset", []):
+            for key, default in (("namespace", "ns"), ("name", "in"), ("field", "a")):
+                source.setdefault(key, default)
+    schema = out.get("schema")
+    if schema and len(schema["fields"]) > 1:
+        schema["fields"][1].setdefault("type", "STRUCT")
+        schema["fields"][1].setdefault("name", "nested")
+    return event
+
+
+IN_OUT = ["outputs", 0, "facets"]
+NAMED_PLACES = {
+    "the parent's job namespace": ["run", "facets", "parent", "job", "namespace"],
+    "the parent's job name": ["run", "facets", "parent", "job", "name"],
+    "a symlink's namespace": [*IN_OUT, "symlinks", "identifiers", 0, "namespace"],
+    "a symlink's name": [*IN_OUT, "symlinks", "identifiers", 0, "name"],
+    "a column lineage input's namespace": [*IN_OUT, "columnLineage", "fields", "a", "inputFields", 0,
+                                           "namespace"],
+    "a column lineage input's dataset": [*IN_OUT, "columnLineage", "fields", "a", "inputFields", 0,
+                                         "name"],
+    "a column lineage input's field": [*IN_OUT, "columnLineage", "fields", "a", "inputFields", 0,
+                                       "field"],
+    "a dataset-wide column lineage input": [*IN_OUT, "columnLineage", "dataset", 0, "field"],
+    "a nested schema field": [*IN_OUT, "schema", "fields", 1, "fields", 0, "name"],
+    "the dataset type": [*IN_OUT, "datasetType", "datasetType"],
+    "a renamed dataset's previous name": [*IN_OUT, "lifecycleStateChange", "previousIdentifier",
+                                          "name"],
+}
+
+
+@pytest.mark.parametrize("place", sorted(NAMED_PLACES))
+def test_every_name_the_graph_indexes_is_bounded_at_the_door(graph: Graph, place: str) -> None:
+    """Each place an event names something: a short marker there lands in a property the schema
+    indexes (so the place matters), and 9 KB there is refused by validation with its path, never
+    acknowledged and then dead-lettered by Neo4j ("Property value is too large to index")."""
+    from ingest.validate import validate
+    from tests.helpers import ingest_events
+
+    path = NAMED_PLACES[place]
+    marker = f"marker_{abs(hash(place)) % 10**8}"
+    assert ingest_events(graph, [_filled(path, marker)]).rejected == []
+    landed = [(label, prop) for label, prop in _indexed() if rows(
+        graph, f"MATCH (n:{label}) WHERE toLower(toString(n.`{prop}`)) CONTAINS $m RETURN n LIMIT 1",
+        m=marker)]
+    assert landed, f"{place}: the marker is in no indexed property"
+    refused = validate(_filled(path, "x" * 9000))
+    assert isinstance(refused, list) and any("over the limit" in r for r in refused), refused
