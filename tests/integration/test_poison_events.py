@@ -341,7 +341,7 @@ def _filled(path: list[Any], value: str) -> dict[str, Any]:
 
 
 IN_OUT = ["outputs", 0, "facets"]
-NAMED_PLACES = {
+NAMED_PLACES: dict[str, list[Any]] = {
     "the parent's job namespace": ["run", "facets", "parent", "job", "namespace"],
     "the parent's job name": ["run", "facets", "parent", "job", "name"],
     "a symlink's namespace": [*IN_OUT, "symlinks", "identifiers", 0, "namespace"],
