@@ -243,6 +243,8 @@ def parse_policies(text: str, name: str = "<policies>") -> Policies:
         mark = getattr(e, "problem_mark", None)
         raise PolicyError(name, mark.line + 1 if mark else None, None,
                           f"not YAML: {getattr(e, 'problem', None) or e}") from e
+    except RecursionError as e:
+        raise PolicyError(name, None, None, "nested too deeply to be a policy file") from e
     if root is None:
         raise PolicyError(name, None, None, "empty: expected 'version: 1' and 'rules'")
     top = _mapping(root, name, None, "the file")
@@ -373,6 +375,10 @@ def _checkpoint(node: yaml.Node, name: str, rule_id: str) -> Checkpoint:
     pattern = _scalar(fields[kind])
     if not pattern:
         raise PolicyError(name, _line(fields[kind]), rule_id, f"the checkpoint's {kind} is empty")
+    for key in (kind, "namespace"):
+        if key in fields:
+            _bounded(_scalar(fields[key]) or "", name, _line(fields[key]), rule_id,
+                     f"the checkpoint's {key}")
     return Checkpoint(kind, pattern,  # type: ignore[arg-type]
                       _scalar(fields["namespace"]) if "namespace" in fields else None)
 
@@ -417,7 +423,31 @@ def _selector(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:
     for k, v in values.items():
         if not v:
             raise PolicyError(name, _line(fields[k]), rule_id, f"{what}.{k} is empty")
+        _bounded(v, name, _line(fields[k]), rule_id, f"{what}.{k}")
     return Selector(**values)
+
+
+GLOB_CHARS = 1000
+"""The longest pattern a rule may give (a name is at most 2,000 bytes; a glob is run as a
+regular expression in Neo4j, with no time limit of its own)."""
+GLOB_WILDCARDS = 16
+"""The most ``*`` and ``?`` in one pattern: ``*a*a*a…`` is matched by backtracking."""
+GLOB_CLASS_CHARS = 64
+"""The longest ``[...]`` character class."""
+
+
+def _bounded(pattern: str, name: str, line: int | None, rule_id: str, what: str) -> None:
+    """A glob within the bounds above, so that matching it is quick whatever names it meets."""
+    if len(pattern) > GLOB_CHARS:
+        raise PolicyError(name, line, rule_id, f"{what}: a pattern of {len(pattern)} characters, "
+                          f"over the limit of {GLOB_CHARS}")
+    if sum(pattern.count(c) for c in "*?") > GLOB_WILDCARDS:
+        raise PolicyError(name, line, rule_id, f"{what}: more than {GLOB_WILDCARDS} wildcards "
+                          "(* and ?) in one pattern")
+    for found in re.finditer(r"\[[^\]]*\]?", pattern):
+        if len(found.group()) > GLOB_CLASS_CHARS + 2:
+            raise PolicyError(name, line, rule_id, f"{what}: a [...] class of more than "
+                              f"{GLOB_CLASS_CHARS} characters")
 
 
 def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
@@ -436,6 +466,8 @@ def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
             raise PolicyError(name, _line(fields["until"]), rule_id,
                               f"until {raw!r}: expected a date, YYYY-MM-DD") from e
     selected = {k: _scalar(fields[k]) for k in ("namespace", "dataset", "column") if k in fields}
+    for k, v in selected.items():
+        _bounded(v or "", name, _line(fields[k]), rule_id, f"a waiver's {k}")
     source = _selector(fields["from"], name, rule_id, "from") if "from" in fields else None
     if source is not None and source.tag is not None:
         raise PolicyError(name, _line(fields["from"]), rule_id,

@@ -103,6 +103,8 @@ def read_yaml(path: Path, what: str, error: type[LineageError]) -> Any:
         raise error(f"{path}: cannot read {what}: {e}") from e
     except yaml.YAMLError as e:
         raise error(f"{path}: not YAML: {e}") from e
+    except RecursionError as e:
+        raise error(f"{path}: nested too deeply to be {what}") from e
 
 
 def _pattern(raw: Any, where: str) -> Pattern:

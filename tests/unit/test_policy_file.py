@@ -3,6 +3,7 @@ with the file, the line and the rule it is in."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 
@@ -207,3 +208,30 @@ def test_the_schema_and_the_reader_agree() -> None:
         assert list(validator.iter_errors(bad))
         with pytest.raises(PolicyError):
             parse_policies(yaml.safe_dump(bad))
+
+
+@pytest.mark.parametrize("pattern, said", [
+    ("[" + "a" * 200_000 + "]", "over the limit of 1000"),
+    ("[" + "a" * 100 + "]", "a [...] class of more than 64"),
+    ("*a" * 20, "more than 16 wildcards"),
+])
+def test_patterns_are_bounded_when_the_file_is_read(pattern: str, said: str) -> None:
+    """A glob is matched as a regular expression in Neo4j with no time limit: one that could
+    pin a check (a huge class, a backtracking run of stars) is refused, with its line."""
+    text = ("version: 1\nrules:\n  - id: a\n"
+            f"    flow: {{from: {{dataset: '{pattern}'}}, to: {{dataset: x}}, must: never}}\n")
+    with pytest.raises(PolicyError, match=f":4: rule a: from.dataset: .*{re.escape(said)}"):
+        parse_policies(text)
+
+
+def test_yaml_nested_past_the_parser_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="nested too deeply"):
+        parse_policies("[" * 100_000 + "]" * 100_000)
+    from typer.testing import CliRunner
+
+    from api.cli import app
+
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    done = CliRunner().invoke(app, ["policy", "check", "--policies", str(deep)])
+    assert done.exit_code == 2 and "nested too deeply" in done.output
