@@ -39,6 +39,7 @@ from graph.errors import (
     QueryTimeout,
     ServerError,
 )
+from ingest.event_log import NotOffered
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,10 @@ def install(app: FastAPI) -> None:
     def no_server(_: Request, e: ServerError) -> JSONResponse:
         log.warning("Neo4j not provisioned: %s", e)
         return answer(503, str(e), headers={"Retry-After": str(RETRY_AFTER_S)})
+
+    @app.exception_handler(NotOffered)
+    def not_offered(_: Request, e: NotOffered) -> JSONResponse:
+        return answer(501, str(e))
 
     @app.exception_handler(QueryTimeout)
     def timeout(_: Request, e: QueryTimeout) -> JSONResponse:

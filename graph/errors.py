@@ -18,6 +18,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── NotFound                 a dataset, column, job or run asked about does not exist
     ├── NotJson                  (ingest.limits) a payload is not JSON, or holds NaN / Infinity
     ├── LogError                 (ingest.event_log) the event log cannot be read or written
+    │   └── NotOffered           … because this kind of log does not keep what is asked (Kafka)
     ├── MlflowError              (ingest.mlflow_records) an MLflow tracking server cannot be read
     ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
     ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events

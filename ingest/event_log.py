@@ -16,6 +16,11 @@ class LogError(LineageError):
     """The event log cannot be written or read."""
 
 
+class NotOffered(LogError):
+    """What is asked is not kept by this kind of log (a Kafka topic lists no events by time):
+    the API answers 501 saying so."""
+
+
 WORKER = "neo4j"
 """The consumer whose position says how far the graph holds the log: the worker's, and also
 that of ``lineage ingest``, which loads what it appends itself."""

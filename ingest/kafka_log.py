@@ -56,6 +56,7 @@ from ingest.event_log import (
     EntryKind,
     EventLog,
     LogError,
+    NotOffered,
 )
 from ingest.limits import loads
 
@@ -531,7 +532,9 @@ class KafkaLog:
     # -- what a topic does not keep ------------------------------------------------------------
     def between(self, after: float, before: float, newest_first: bool, limit: int,
                 offset: int, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
-        raise LogError("listing events by time is not offered on a Kafka log (read the topic)")
+        raise NotOffered("listing the events by time is not offered on a Kafka log: the topic "
+                         f"{self.address.topic} holds them (read it with a Kafka consumer, or "
+                         "`lineage export`)")
 
     def types_between(self, after: float, before: float) -> dict[str, int]:
         return {}
