@@ -9,7 +9,8 @@ SQL, descriptions, names) and in its keys:
 * values of secret-looking keys, as object keys (``password``, ``pwd``, ``GITHUB_PAT``,
   ``spark.hadoop.fs.s3a.access.key`` …) and as ``key=value`` or ``key: value`` inside text
   (query strings, JDBC URLs, ``Password=…;`` connection strings);
-* SQL credential clauses (``IDENTIFIED BY …``, ``PASSWORD '…'``, ``CREDENTIALS = (…)``);
+* SQL credential clauses (``IDENTIFIED BY …``, ``PASSWORD '…'`` or ``PASSWORD x`` unquoted,
+  ``CREDENTIALS = (…)``);
 * token shapes: cloud access keys (AWS ``AKIA…``), GitHub, Slack, Google and Stripe keys, JSON Web
   Tokens, ``Bearer``/``Basic`` credentials and PEM private key blocks.
 
@@ -77,7 +78,9 @@ _PORT_PATH = re.compile(r"\d+(?:/|$)")
 # Oracle's thin driver: jdbc:oracle:thin:user/password@host
 _THIN = re.compile(r"(?i:thin):([^\s/@:\"'<>]+/[^\s@\"'<>]*@)")
 _KEY_PREFIX = re.compile(r"(?:api|access|private|session|account|secret|client)[_.\s-]?$")
-_SQL_PASSWORD = re.compile(r"(?i:PASSWORD)\s+('[^']*'|\"[^\"]*\")")
+# PASSWORD 'x' in SQL, or unquoted (OPTIONS (user 'u', password PWX30)) unless the word after it
+# is plain lower-case prose ("the password policy")
+_SQL_PASSWORD = re.compile(r"(?i:PASSWORD)\s+('[^']*'|\"[^\"]*\"|(?![a-z]+\b)[^\s'\";,()]+)")
 _TOKENS = re.compile(
     r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|AIPA)[A-Z0-9]{16}\b|gh[pousr]_[A-Za-z0-9]{30,}|"
     r"github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|"

@@ -19,6 +19,7 @@ from ingest.secrets import REDACTED, may_hold_secrets, redact, scrub, scrub_enco
     ("jdbc:postgresql://db/x?user=a&password%3Ds3cretvalue", "s3cretvalue"),
     ("Server=db;Password=Sup3rSecret;Database=x", "Sup3rSecret"),
     ("CREATE USER u IDENTIFIED BY 'letmein99'", "letmein99"),
+    ("CREATE SERVER s FOREIGN DATA WRAPPER pg OPTIONS (user 'u', password PWX30)", "PWX30"),
     ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "eyJhbGciOiJIUzI1NiJ9"),
     ("key AKIAIOSFODNN7EXAMPLE in a message", "AKIAIOSFODNN7EXAMPLE"),
 ])
@@ -68,3 +69,7 @@ def test_nothing_to_scrub_returns_the_value_itself_and_its_log_text() -> None:
     secret = {"run": {"facets": {"error": {"message": "password=abc123xyz failed"}}}}
     value, text = scrub_encoded(secret)
     assert text is None and "abc123xyz" not in str(value)
+
+
+def test_prose_after_the_word_password_is_kept() -> None:
+    assert scrub_text("reset the password policy yearly") == "reset the password policy yearly"
