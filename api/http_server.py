@@ -6,6 +6,9 @@ nothing, half a head or half a body open for as long as the client likes. This p
 
 * serves a request that offers to upgrade the connection to a protocol it does not speak
   (``Upgrade: h2c``) as plain HTTP/1.1 (:func:`without_upgrade`);
+* after answering a request before its body was read (a 413 for a body too large), takes in
+  and drops the rest of the body before it closes, so that a client that sends the whole body
+  before it reads can read the answer (a close with unread data is a reset);
 * refuses a request head over ``head_bytes`` (64 KiB by default) or with more than ``headers``
   header lines (100) with 431, before the parser has seen the excess, and closes the connection;
 * closes a connection on which the client, owing a request (nothing yet, a partial head or a
@@ -48,6 +51,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head = b""  # the current request head, held until it is whole
+        self._draining: int | None = None  # bytes dropped while lingering before a close
+        self._answered = False  # the response went out before the request's body was through
         self._in_head = True
         self._owed = True  # the client owes us (the rest of) a request
         self._started = False  # some of a request has arrived
@@ -55,8 +60,22 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._deadline: asyncio.TimerHandle | None = None  # the request's own time, see above
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(_Lingering(transport, self))  # type: ignore[arg-type]
         self._arm()
+
+    def linger(self, transport: asyncio.Transport) -> None:
+        """Close the connection, but first take in (and drop) what the client still sends of a
+        request answered before its body was read (a 413): closing with unread data makes the
+        kernel reset the connection, and the client would never read the answer. Bounded by
+        :data:`LINGER_BYTES` and by ``idle_seconds`` without data."""
+        if not self._owed or self._draining is not None or transport.is_closing():
+            transport.close()
+            return
+        self._draining = 0
+        self._disarm()
+        self._no_deadline()
+        self.flow.resume_reading()
+        self._idle = self.loop.call_later(self.idle_seconds, transport.close)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -64,6 +83,14 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._draining is not None:
+            self._draining += len(data)
+            self._disarm()
+            if self._draining > LINGER_BYTES:
+                self._close_now()
+            else:
+                self._idle = self.loop.call_later(self.idle_seconds, self._close_now)
+            return
         if self._owed:
             self._arm()
         if self._in_head:
@@ -101,10 +128,21 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._owed = False
         self._disarm()
         self._no_deadline()
+        if self._answered:  # answered before its body came: the next request starts now
+            self._next_request()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self._owed:
+            # answered before the body was read (a 413): the parser still reads that body, which
+            # is no next request's head; the next one starts once the body is through
+            self._answered = True
+            return
+        self._next_request()
+
+    def _next_request(self) -> None:
         self._head, self._in_head, self._owed, self._started = b"", True, True, False
+        self._answered = False
         self._arm()
 
     def _arm(self) -> None:
@@ -132,7 +170,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self.cycle is None or not self.cycle.response_started:
             self.transport.write(_response(b"408 Request Timeout",
                                            f"the request did not send {what} within {seconds:g} s"))
-        self.transport.close()
+        self._close_now()
 
     def _idle_out(self) -> None:
         if self.transport.is_closing() or not self._owed:
@@ -140,12 +178,35 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._started and (self.cycle is None or not self.cycle.response_started):
             self.transport.write(_response(b"408 Request Timeout",
                                            f"no data for {self.idle_seconds:g} s"))
-        self.transport.close()
+        self._close_now()
+
+    def _close_now(self) -> None:
+        """Close without lingering: the client is past its time, or its head past its size."""
+        self.transport._transport.close()  # type: ignore[attr-defined]
 
     def _refuse(self, status: bytes, message: str) -> None:
         self._disarm()
         self.transport.write(_response(status, message))
-        self.transport.close()
+        self._close_now()
+
+
+LINGER_BYTES = 1024 * 2**20
+"""The most a connection takes in (and drops) after answering a request before its body."""
+
+
+class _Lingering:
+    """The connection's transport as the request cycles see it: their close lingers
+    (:meth:`LimitedHttpProtocol.linger`)."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: LimitedHttpProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+
+    def close(self) -> None:
+        self._protocol.linger(self._transport)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 _UPGRADE_HEADERS = (b"upgrade", b"http2-settings")

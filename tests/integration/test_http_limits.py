@@ -277,3 +277,20 @@ public class Post {
     done = subprocess.run([java, str(program), url, str(event)], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout == "201 HTTP_1_1", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("connection", [b"", b"Connection: close\r\n"])
+def test_a_body_too_large_sent_whole_before_reading_gets_a_readable_413(
+        port: int, connection: bytes) -> None:
+    """A client that sends all of an 81 MB body before it reads (curl, most scripts) reads the
+    413: the server answers, then takes in and drops the rest of the body (kept alive, or
+    lingering before it closes), never a reset."""
+    body = b"[" + b" " * (81 * 2**20) + b"]"
+    with _connect(port) as sock:
+        sock.sendall(b"POST /api/v1/lineage HTTP/1.1\r\nHost: localhost\r\n" + connection +
+                     b"Content-Type: application/json\r\nContent-Length: "
+                     + str(len(body)).encode() + b"\r\n\r\n")
+        sock.sendall(body)
+        answer = _read_all(sock) if connection else _reply(sock)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert _health(port) < 5  # the server goes on serving
