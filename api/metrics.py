@@ -111,6 +111,9 @@ def _sqlite(metric: Metric, log: EventLog) -> None:
     metric("lineage_worker_last_batch_seconds", "gauge", "Duration of the last batch.",
            [(worker.get("last_batch_seconds", 0), None)])
     metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(log.dead_letter_count(), None)])
+    metric("lineage_policy_webhook_dropped_total", "counter",
+           "Policy webhook documents dropped because too many were waiting to be sent.",
+           [(worker.get("policy_webhook_dropped_total", 0), None)])
 
 
 def _kafka(metric: Metric, log: KafkaLog) -> None:

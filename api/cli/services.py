@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from graph.settings import Settings
     from impact.policy_file import Policies
     from impact.watch import Watching
+    from ingest.event_log import EventLog
 
 log = logging.getLogger("lineage.services")
 
@@ -112,7 +113,7 @@ def worker_cmd(
                 return
             log.info("consuming %s (lag %d events)",
                      settings.log_path if settings.log == "sqlite" else settings.log, worker.lag())
-            watching, webhook = _watch_policies(graph, rules, settings.policy_webhook)
+            watching, webhook = _watch_policies(graph, rules, settings.policy_webhook, events)
 
             def on_batch(result: BatchResult) -> None:
                 if watching is not None:
@@ -129,15 +130,21 @@ def worker_cmd(
         raise fail(str(e)) from e
 
 
-def _watch_policies(graph: Graph, rules: Policies | None, url: str | None
+def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, events: EventLog
                     ) -> tuple[Watching | None, Webhook | None]:
-    """The policy rules kept checked on a thread of their own, their changes sent to ``url``."""
+    """The policy rules kept checked on a thread of their own, their changes sent to ``url``
+    (documents dropped for too many waiting are counted in the log's stats, for /metrics)."""
     from api.webhook import Webhook
     from impact.watch import PolicyWatch, Watching
 
     if rules is None:
         return None, None
-    webhook = Webhook(url, rules) if url else None
+
+    def dropped(count: int) -> None:
+        with contextlib.suppress(LineageError):
+            events.set_stats({"policy_webhook_dropped_total": count})
+
+    webhook = Webhook(url, rules, on_drop=dropped) if url else None
     log.info("keeping %d policy rules of %s checked%s", len(rules.rules), rules.path,
              f"; changes go to {url}" if url else "")
     watching = Watching(PolicyWatch(graph, rules),
