@@ -169,8 +169,10 @@ class LocalServer:
         return True
 
     def _java(self, main: str, *args: str, timeout: float = 120.0,
-              nice: int = 0) -> subprocess.CompletedProcess[str]:
-        """Run a Neo4j entry point at nice value ``nice``, or this process's own if higher."""
+              nice: int = 0, detached: bool = False) -> subprocess.CompletedProcess[str]:
+        """Run a Neo4j entry point at nice value ``nice``, or this process's own if higher;
+        ``detached``: in a session of its own, so that what it starts in the background (the
+        server) is no part of the terminal's session and outlives its closing (a hang-up)."""
         java = java_binary()
         env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.home / "conf"))
         cmd = [java, "-cp", f"{self.home / 'lib'}/*", f"-Dbasedir={self.home}", main, *args]
@@ -181,7 +183,7 @@ class LocalServer:
         # umask 077: the store, auth.ini and the logs Neo4j writes are private to this user
         return subprocess.run(
             cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False,
-            umask=PRIVATE_UMASK,
+            umask=PRIVATE_UMASK, start_new_session=detached, stdin=subprocess.DEVNULL,
         )
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -206,7 +208,7 @@ class LocalServer:
         self.provision(say)
         say("starting Neo4j")
         # the server's JVM, started by the launcher, inherits the launcher's priority
-        done = self._java(_LAUNCHER, "start", nice=self.settings.neo4j_nice)
+        done = self._java(_LAUNCHER, "start", nice=self.settings.neo4j_nice, detached=True)
         if done.returncode != 0:
             raise ServerError(f"Neo4j did not start (exit {done.returncode}):\n"
                               f"{done.stdout}{done.stderr}\n{self._log_tail()}")
