@@ -6,6 +6,7 @@ their pids in ``<state>/run/{api,worker}.pid``.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +21,36 @@ from graph.probes import process_alive
 from graph.settings import Settings
 
 SERVICES = ("api", "worker", "mlflow-sync")  # mlflow-sync only with LINEAGE_MLFLOW_URI
+
+
+def record_up(settings: Settings) -> None:
+    """Write down what ``lineage up`` started (the log, how many workers), so that ``status``
+    and ``down`` describe and stop what runs, whatever the shell that asks them has set."""
+    path = _up_file(settings)
+    private_dir(path.parent)
+    path.write_text(json.dumps({"log": settings.log, "workers": settings.workers,
+                                "mlflowUri": settings.mlflow_uri}))
+    private_file(path)
+
+
+def as_started(settings: Settings) -> Settings:
+    """``settings`` as the running services were started with them by ``lineage up`` (its log
+    and workers), or as they are when nothing was started by it (or its record is unreadable)."""
+    try:
+        started = json.loads(_up_file(settings).read_text())
+        return settings.model_copy(update={"log": str(started["log"]),
+                                           "workers": int(started["workers"]),
+                                           "mlflow_uri": started.get("mlflowUri")})
+    except (OSError, ValueError, KeyError, TypeError):
+        return settings
+
+
+def forget_up(settings: Settings) -> None:
+    _up_file(settings).unlink(missing_ok=True)
+
+
+def _up_file(settings: Settings) -> Path:
+    return settings.state_dir / "run" / "up.json"
 
 
 def worker_names(settings: Settings) -> list[str]:

@@ -384,6 +384,7 @@ def up_cmd(
     worker_proc = [processes.start(settings, name) for name in processes.worker_names(settings)][0]
     if settings.mlflow_uri:  # keeps MLflow's runs and models in the lineage (`lineage mlflow sync`)
         processes.start(settings, "mlflow-sync")
+    processes.record_up(settings)
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not processes.wait_http(f"{url}/health"):
         raise fail(f"the API did not answer at {url}; see {api_proc.log}")
@@ -407,15 +408,19 @@ def _kafka_up(settings: Settings) -> None:
 
 @app.command("down", rich_help_panel="Run the services")
 def down_cmd() -> None:
-    """Stop the worker, the API and the local Neo4j."""
-    from api import processes
+    """Stop everything `lineage up` or a demo started: the workers, the API, MLflow's sync and
+    tracking server, the local Kafka broker and the local Neo4j."""
+    from api import mlflow_server, processes
 
-    settings = get_settings()
+    settings = processes.as_started(get_settings())
     extra = [f"worker-{i}" for i in range(2, 65)]
     for name in ("mlflow-sync", *extra, "worker", "api"):
         stopped = processes.stop(settings, name)
         if stopped or name in ("worker", "api"):
             out.print(f"{name}: {'stopped' if stopped else 'was not running'}")
+    processes.forget_up(settings)
+    if mlflow_server.stop(settings):
+        out.print("mlflow: stopped")
     from ingest.kafka_broker import LocalBroker
 
     if LocalBroker(settings).stop():
@@ -428,8 +433,11 @@ def down_cmd() -> None:
 def status_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="As JSON, for a script.")] = False,
 ) -> None:
-    """Neo4j, the API and the worker: running or not, where, and the worker's lag. Exit 1 if any is down."""
-    settings = get_settings()
+    """Neo4j, the API and the workers (as `lineage up` started them: its log, its workers):
+    running or not, where, and the workers' lag. Exit 1 if any is down."""
+    from api import processes
+
+    settings = processes.as_started(get_settings())
     state = up_state(settings)
     if as_json:
         print(json.dumps(state, indent=2))
