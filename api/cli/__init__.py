@@ -14,6 +14,8 @@ import importlib
 import os
 import sys
 
+from rich.markup import escape
+
 from api.cli.app import app
 from api.cli.common import err
 from graph.errors import LineageError
@@ -34,5 +36,5 @@ def main() -> None:
     try:
         app()
     except LineageError as e:
-        err.print(f"[bold red]error:[/] {e}")
+        err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         sys.exit(1)

@@ -67,13 +67,13 @@ def blocks(table: Table) -> None:
     cells = [list(c.cells) for c in table.columns]
     for i in range(table.row_count):
         for header, column in zip(headers, cells, strict=True):
-            value = str(column[i]) if i < len(column) else ""
-            if value:
-                lines = value.split("\n")
+            # a cell reads as the table would show it: its markup is style, not text
+            cell = column[i] if i < len(column) else ""
+            value = cell if isinstance(cell, Text) else Text.from_markup(str(cell))
+            if value.plain:
                 label = f"{header}: " if header else ""
-                out.print(label + lines[0], highlight=False, markup=False)
-                for more in lines[1:]:
-                    out.print(" " * len(label) + more, highlight=False, markup=False)
+                for n, line in enumerate(value.split("\n")):
+                    out.print(Text(label if n == 0 else " " * len(label)) + line, highlight=False)
         if table.show_header or i < table.row_count - 1:
             out.print("")
     if table.caption:

@@ -108,3 +108,26 @@ def test_delete_hides_and_purge_removes_its_events(cli: CliRunner, graph: Graph)
     assert cli.invoke(app, ["delete", "job", "shop-nightly", "ml_user_features", "--purge",
                             "--yes"]).exit_code == 2
     assert cli.invoke(app, ["delete", "table", WH, "x"]).exit_code == 2
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_answers_in_blocks_show_styles_not_markup(cli: CliRunner, width: int) -> None:
+    """A narrow terminal gets a block per row: its labels are styled (or plain), never printed as
+    markup ("[bold red]raw[/]")."""
+    from api.cli.common import out
+
+    before = out._width
+    out.width = width
+    try:
+        shown = cli.invoke(app, ["where", WH, "raw.users", "email"])
+    finally:
+        out._width = before
+    assert shown.exit_code == 0, shown.output
+    assert "raw" in shown.output and "masked" in shown.output
+    assert "[/]" not in shown.output and "[bold" not in shown.output and "[green" not in shown.output
+
+
+def test_an_error_keeps_its_bracketed_text(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rich markup must not eat what an error says: `pip install -e '.[kafka]'`, a name in []."""
+    shown = cli.invoke(app, ["impact", "dataset", WH, "raw.[users]"])
+    assert shown.exit_code != 0 and "raw.[users]" in shown.output, shown.output

@@ -31,10 +31,10 @@ def _walk() -> Walk:
 
 @pytest.fixture(params=[80, 60])
 def width(request: pytest.FixtureRequest) -> Iterator[int]:
-    before = out.width
+    before = out._width  # None: the terminal's own width, read each time (restored as such)
     out.width = request.param
     yield request.param
-    out.width = before
+    out._width = before
 
 
 def _printed(show: object) -> list[str]:
@@ -61,14 +61,14 @@ def test_a_blast_radius_fits_and_keeps_every_name_whole(width: int) -> None:
 
 
 def test_a_narrow_terminal_leaves_out_the_least_useful_columns_first() -> None:
-    before = out.width
+    before = out._width
     try:
         out.width = 120
         narrow = _printed(lambda: render.walk_table(_walk()))
         out.width = 200
         wide = _printed(lambda: render.walk_table(_walk()))
     finally:
-        out.width = before
+        out._width = before
     header = next(line for line in narrow if "kind" in line and "name" in line)
     assert "beyond" not in header and "why" not in header and "distance" in header
     assert all(len(line) <= 120 for line in _boxed(narrow)), "\n".join(narrow)
