@@ -42,7 +42,7 @@ def policy_text(report: PolicyReport) -> str:
     for result in report.results:
         rule = result.rule
         counted = [v for v in result.violations if v.counts]
-        state = "holds" if result.holds else f"{len(counted)} violations"
+        state = "holds" if result.holds else _violations(len(counted))
         lines.append(f"\n{rule.id} ({rule.severity}): {state}; {result.sources} sources checked"
                      + (" (truncated)" if result.truncated else ""))
         if rule.description:
@@ -91,7 +91,7 @@ def policy_markdown(report: PolicyReport) -> str:
     for r in report.results:
         counted = sum(1 for v in r.violations if v.counts)
         out.append(f"| {code(r.rule.id)} | {r.rule.severity} | "
-                   + ("holds" if r.holds else f"{counted} violations") + " |")
+                   + ("holds" if r.holds else _violations(counted)) + " |")
     for r in report.results:
         if not r.violations:
             continue
@@ -174,7 +174,7 @@ def delta_text(delta: PolicyDelta) -> str:
     for v in delta.removed:
         lines.append(f"  removes the violation of rule {v.rule.id}: {v.what()}")
     if delta.kept:
-        lines.append(f"  {len(delta.kept)} violations the graph has now are not the change's "
+        lines.append(f"  {_violations(len(delta.kept))} the graph has now are not the change's "
                      "(`lineage policy check` lists them)")
     return "\n".join(lines) + "\n"
 
@@ -191,7 +191,7 @@ def delta_markdown(delta: PolicyDelta) -> str:
     if drawn:
         out += ["", *_mermaid(drawn)]
     if delta.kept:
-        out += ["", f"{len(delta.kept)} violations the graph has now are not the change's."]
+        out += ["", f"{_violations(len(delta.kept))} the graph has now are not the change's."]
     return "\n".join(out) + "\n"
 
 
@@ -235,3 +235,7 @@ def gate_text(g: Gate) -> str:
         if len(c.path) > 1:
             lines.append(f"    path: {' -> '.join(c.path)}")
     return "\n".join(lines)
+
+
+def _violations(n: int) -> str:
+    return f"{n} violation{'' if n == 1 else 's'}"
