@@ -23,11 +23,13 @@ class Counters:
         self.accepted = 0
         self.rejected: Counter[str] = Counter()
         self.requests: Counter[int] = Counter()
+        self.unread = 0
 
     def add(self, accepted: int = 0, rejected: dict[str, int] | None = None,
-            status: int | None = None) -> None:
+            status: int | None = None, unread: int = 0) -> None:
         with self._lock:
             self.accepted += accepted
+            self.unread += unread
             self.rejected.update(rejected or {})
             if status is not None:
                 self.requests[status] += 1
@@ -65,10 +67,13 @@ def render(counters: Counters, log: EventLog,
 
     with counters._lock:
         accepted, rejected, requests = counters.accepted, dict(counters.rejected), dict(counters.requests)
+        unread = counters.unread
     metric("lineage_events_accepted_total", "counter", "Events accepted into the log by this API process.",
            [(accepted, None)])
     metric("lineage_events_rejected_total", "counter", "Events or bodies rejected, by reason.",
            [(v, {"reason": k}) for k, v in sorted(rejected.items())] or [(0, {"reason": "none"})])
+    metric("lineage_facets_unread_total", "counter", "Facets of accepted events whose value is "
+           "not an object: kept as sent, never read.", [(unread, None)])
     metric("lineage_ingest_requests_total", "counter", "POST /api/v1/lineage requests by status.",
            [(v, {"status": str(k)}) for k, v in sorted(requests.items())] or [(0, {"status": "201"})])
     if isinstance(log, KafkaLog):

@@ -21,7 +21,7 @@ from starlette.requests import Request
 
 from graph.errors import LineageError
 from ingest.read import Kind, read_bytes, whole_error
-from ingest.validate import validate
+from ingest.validate import unread_facets, validate
 
 DRAIN_FACTOR = 4
 """A body over the limit is read and dropped up to this many times the limit before the 413."""
@@ -71,6 +71,7 @@ class Verdict:
     accepted: list[dict[str, Any]] = field(default_factory=list)
     texts: list[str | None] = field(default_factory=list)  # each accepted one's log body, if made
     rejected: list[dict[str, Any]] = field(default_factory=list)  # {index, reasons}
+    unread: list[dict[str, Any]] = field(default_factory=list)  # {index, facets}: not objects
 
 
 def media_type(header: str | None) -> str:
@@ -113,6 +114,8 @@ def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Verdict:
         else:
             verdict.accepted.append(item.obj if keep_raw else result.raw)
             verdict.texts.append(None if keep_raw else result.text)
+            if unread := unread_facets(result.raw):
+                verdict.unread.append({"index": index, "facets": unread})
     return verdict
 
 

@@ -215,6 +215,22 @@ def _check_size(obj: dict[str, Any], reasons: list[str]) -> None:
                        f"{MAX_FIELDS} per event (split the event)")
 
 
+def unread_facets(event: dict[str, Any]) -> list[str]:
+    """The paths of the facets of ``event`` whose value is not an object: the event is kept (as
+    Marquez keeps it) and so is the value, as sent, but nothing is read from it."""
+    holders: list[tuple[str, Any]] = []
+    for top in ("run", "job", "dataset"):
+        if isinstance(event.get(top), dict):
+            holders.append((f"{top}.facets", event[top].get("facets")))
+    for side in ("inputs", "outputs"):
+        for i, ds in enumerate(event.get(side) or []):
+            if isinstance(ds, dict):
+                holders += [(f"{side}[{i}].{key}", ds.get(key))
+                            for key in ("facets", "inputFacets", "outputFacets")]
+    return [f"{where}.{name}" for where, facets in holders if isinstance(facets, dict)
+            for name, facet in facets.items() if not isinstance(facet, dict)]
+
+
 def _check_dataset(value: Any, where: str, reasons: list[str]) -> None:
     _check_ref(value, where, reasons)
     if isinstance(value, dict):
@@ -229,11 +245,8 @@ def _check_facets(facets: Any, where: str, reasons: list[str]) -> None:
         reasons.append(f"{where}: expected an object of facets")
         return
     for key, facet in facets.items():
-        if isinstance(facet, dict) and facet.get("_deleted") is True:
-            continue
-        if not isinstance(facet, dict):
-            reasons.append(f"{where}.{key}: a facet must be an object")
-            continue
+        if not isinstance(facet, dict) or facet.get("_deleted") is True:
+            continue  # not an object: kept as sent, never read (unread_facets counts them)
         model = FACET_MODELS.get(key)
         if model is None:
             continue

@@ -96,9 +96,12 @@ async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]
         return errors.answer(503, f"the event log did not confirm the write within "
                                   f"{LOG_APPEND_TIMEOUT_S} s; send the events again (an event "
                                   "sent twice is recognised and loaded once)", headers=retry)
-    counters.add(accepted=len(seqs), rejected=rejected_by, status=201)
+    counters.add(accepted=len(seqs), rejected=rejected_by, status=201,
+                 unread=sum(len(u["facets"]) for u in verdict.unread))
     return JSONResponse({"accepted": len(seqs), "first_seq": seqs[0], "last_seq": seqs[-1],
-                         "rejected": verdict.rejected}, status_code=201)
+                         "rejected": verdict.rejected}
+                        | ({"unreadFacets": verdict.unread} if verdict.unread else {}),
+                        status_code=201)
 
 
 def _answer(ask: Callable[[], Any]) -> Any:

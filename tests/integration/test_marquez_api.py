@@ -342,3 +342,25 @@ def test_jobs_are_listed_newest_updated_first(api: TestClient) -> None:
     assert len(set(updated)) > 1 and updated == sorted(updated, reverse=True)
     names = [d["name"] for d in api.get(f"{M}/datasets", params={"limit": 100}).json()["datasets"]]
     assert names == sorted(names)
+
+
+def test_a_facet_that_is_not_an_object_keeps_its_event(
+        api: TestClient, demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]]) -> None:
+    """Marquez keeps an event whose facet is not an object: so does lineage-graph. The value is
+    kept as sent and never read, the answer lists it, and /metrics counts it."""
+    from ingest.worker import Worker
+
+    graph, log, _ = demo
+    event = run_event("COMPLETE", new_run_id(), "odd_facets", ns=NS, time="2030-01-01T00:00:00Z",
+                      run_facets={"parent": "not a facet"}, job_facets={"sql": 7},
+                      outputs=[{"namespace": NS, "name": "public.odd", "facets": {
+                          "schema": ["x"], "documentation": {"description": "kept"}}}])
+    r = api.post("/api/v1/lineage", json=event)
+    assert r.status_code == 201, r.text
+    assert r.json()["unreadFacets"] == [{"index": 0, "facets": [
+        "run.facets.parent", "job.facets.sql", "outputs[0].facets.schema"]}]
+    while Worker(graph, log).run_once() is not None:
+        pass
+    odd = api.get(f"{M}/datasets/public.odd").json()
+    assert odd["description"] == "kept" and odd["fields"] == []
+    assert "lineage_facets_unread_total 3" in api.get("/metrics").text
