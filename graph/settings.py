@@ -127,6 +127,11 @@ class Settings(BaseSettings):
     nodes and edges once; measured in docs/benchmarks.md, "batches of 10,000"). A batch Neo4j
     refuses for its size is split, and the next ones are smaller."""
     worker_poll: float = Field(default=0.2, gt=0)
+    ingest_wait: float = Field(default=0.0, ge=0)
+    """How long ``POST /api/v1/lineage`` waits, once the events are durable, for the worker to
+    load them before it answers 201 (at most; 0: answer once durable). Marquez's clients and
+    scripts read right after a write and expect to find it; a request asks for it alone with the
+    header ``Lineage-Wait: loaded`` (then 10 s at most when this is 0)."""
     command_wait: float = Field(default=10.0, ge=0)
     """How long the API waits for a running worker to apply a metadata command (a tag, a
     namespace, a soft delete) in its place in the log before it applies it itself."""

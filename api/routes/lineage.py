@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -26,7 +27,8 @@ from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
 from api.receive import BodyError, Verdict, body_size, check_media_type, parse, read_body
 from impact import marquez_lineage as lg
-from ingest.log import LogError
+from ingest.event_log import WORKER
+from ingest.log import EventLog, LogError
 from ingest.times import parse_time
 
 log = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ async def receive(request: Request) -> JSONResponse:
                 counters.add(rejected=rejected_by, status=400)
                 return errors.answer(400, "no event accepted: each one was invalid (see rejected)",
                                      accepted=0, rejected=verdict.rejected)
-            return await _append(found, verdict, rejected_by)
+            return await _append(found, verdict, rejected_by, request)
     except BodyError as e:
         counters.add(rejected={_REASONS.get(e.status, "invalid_body"): 1}, status=e.status)
         return errors.answer(e.status, e.message, headers={"Retry-After": str(errors.RETRY_AFTER_S)}
@@ -74,7 +76,8 @@ async def receive(request: Request) -> JSONResponse:
 served = Route("/api/v1/lineage", receive, methods=["POST"], include_in_schema=False)
 
 
-async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]) -> JSONResponse:
+async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int],
+                  request: Request) -> JSONResponse:
     counters = found.counters
     try:
         queued = found.committer().submit(verdict.accepted, verdict.texts)
@@ -98,10 +101,35 @@ async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int]
                                   "sent twice is recognised and loaded once)", headers=retry)
     counters.add(accepted=len(seqs), rejected=rejected_by, status=201,
                  unread=sum(len(u["facets"]) for u in verdict.unread))
+    waited = {}
+    if wait := _wait_loaded(found, request):
+        # visible when acknowledged: the worker has loaded them (or the wait ran out: said so)
+        waited["loaded"] = await _loaded(found.log(), seqs[-1], wait)
     return JSONResponse({"accepted": len(seqs), "first_seq": seqs[0], "last_seq": seqs[-1],
                          "rejected": verdict.rejected}
-                        | ({"unreadFacets": verdict.unread} if verdict.unread else {}),
+                        | ({"unreadFacets": verdict.unread} if verdict.unread else {}) | waited,
                         status_code=201)
+
+
+async def _loaded(events: EventLog, seq: int, wait: float) -> bool:
+    """Whether the worker's position passes ``seq`` within ``wait`` seconds (polled without
+    holding a thread: many producers may wait at once)."""
+    deadline = time.monotonic() + wait
+    while events.position(WORKER) < seq:
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+WAIT_HEADER = "lineage-wait"
+
+
+def _wait_loaded(found: Services, request: Request) -> float:
+    """Seconds to wait for the worker to load what was just acknowledged: the setting, or 10 s
+    when the request asks with ``Lineage-Wait: loaded``; 0 not to wait."""
+    asked = (request.headers.get(WAIT_HEADER) or "").strip().lower() == "loaded"
+    return found.settings.ingest_wait or (10.0 if asked else 0.0)
 
 
 def _answer(ask: Callable[[], Any]) -> Any:

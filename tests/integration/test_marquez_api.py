@@ -364,3 +364,32 @@ def test_a_facet_that_is_not_an_object_keeps_its_event(
     odd = api.get(f"{M}/datasets/public.odd").json()
     assert odd["description"] == "kept" and odd["fields"] == []
     assert "lineage_facets_unread_total 3" in api.get("/metrics").text
+
+
+@pytest.mark.parametrize("asked", ["setting", "header"])
+def test_visible_when_acknowledged_when_asked(
+        demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]], asked: str) -> None:
+    """Marquez's clients read right after a write: with LINEAGE_INGEST_WAIT (or one request's
+    `Lineage-Wait: loaded`) the 201 comes once the worker has loaded the event."""
+    import threading
+
+    from ingest.worker import Worker
+
+    graph, log, _ = demo
+    settings = Settings(ingest_wait=10) if asked == "setting" else Settings()
+    headers = {"Lineage-Wait": "loaded"} if asked == "header" else {}
+    stop = threading.Event()
+    worker = threading.Thread(target=Worker(graph, log).run, args=(stop, 0.05), daemon=True)
+    worker.start()
+    try:
+        with TestClient(create_app(settings, graph, log), client=("127.0.0.1", 40000),
+                        base_url="http://localhost") as api:
+            for i in range(3):
+                event = run_event("COMPLETE", new_run_id(), f"written_{i}", ns=NS,
+                                  outputs=[{"namespace": NS, "name": f"public.read_back_{i}"}])
+                r = api.post("/api/v1/lineage", json=event, headers=headers)
+                assert r.status_code == 201 and r.json()["loaded"] is True, r.text
+                assert api.get(f"{M}/datasets/public.read_back_{i}").status_code == 200
+    finally:
+        stop.set()
+        worker.join(timeout=30)
