@@ -127,6 +127,10 @@ class Settings(BaseSettings):
     nodes and edges once; measured in docs/benchmarks.md, "batches of 10,000"). A batch Neo4j
     refuses for its size is split, and the next ones are smaller."""
     worker_poll: float = Field(default=0.2, gt=0)
+    tags: str = ("PII=Personally identifiable information;"
+                 "SENSITIVE=Contains sensitive information")
+    """The tags every store has from the start, ``NAME=description`` separated by ``;`` (Marquez's
+    configuration declares the same two): listed by ``GET /api/v1/tags`` before anyone uses them."""
     ingest_wait: float = Field(default=0.0, ge=0)
     """How long ``POST /api/v1/lineage`` waits, once the events are durable, for the worker to
     load them before it answers 201 (at most; 0: answer once durable). Marquez's clients and
@@ -170,6 +174,16 @@ class Settings(BaseSettings):
     def uses_local_server(self) -> bool:
         """True when no external URI is configured and the provisioned server is used."""
         return self.neo4j_uri is None
+
+    @property
+    def tag_definitions(self) -> dict[str, str | None]:
+        """``tags`` as name: description (an entry without ``=`` has no description)."""
+        found: dict[str, str | None] = {}
+        for entry in self.tags.split(";"):
+            name, _, description = entry.partition("=")
+            if name.strip():
+                found[name.strip()] = description.strip() or None
+        return found
 
     @property
     def neo4j_home(self) -> Path:

@@ -174,8 +174,11 @@ def source(graph: Graph, name: str) -> dict[str, Any]:
     return _source(rows[0])
 
 
-def tags(graph: Graph, limit: int, offset: int) -> dict[str, Any]:
-    return {"tags": graph.read("marquez/tags", skip=offset, limit=limit)}
+def tags(graph: Graph, limit: int, offset: int,
+         configured: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """Every tag; ``configured``: the tags the settings declare (name: description)."""
+    return {"tags": graph.read("marquez/tags", skip=offset, limit=limit, configured=[
+        {"name": n, "description": d} for n, d in (configured or {}).items()])}
 
 
 def search(graph: Graph, q: str, kind: str | None, namespace: str | None, after: date | None,

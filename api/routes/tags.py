@@ -23,8 +23,8 @@ class TagMeta(BaseModel):
 
 
 @router.get("", dependencies=[READ], summary="Tags (Marquez)")
-def tags(graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
-    return mc.tags(graph, limit, offset)
+def tags(request: Request, graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
+    return mc.tags(graph, limit, offset, services(request).settings.tag_definitions)
 
 
 @router.put("/{tag}", dependencies=[WRITE], summary="Create or describe a tag (Marquez)")

@@ -393,3 +393,13 @@ def test_visible_when_acknowledged_when_asked(
     finally:
         stop.set()
         worker.join(timeout=30)
+
+
+def test_the_configured_tags_are_listed_on_an_empty_store(graph: Graph, tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as api:
+        assert api.get("/api/v1/tags").json()["tags"] == [
+            {"name": "PII", "description": "Personally identifiable information"},
+            {"name": "SENSITIVE", "description": "Contains sensitive information"}]
+        api.put("/api/v1/tags/PII", json={"description": "ours"})
+        assert api.get("/api/v1/tags").json()["tags"][0] == {"name": "PII", "description": "ours"}

@@ -210,7 +210,9 @@ def test_tags_and_namespaces_written_with_marquez_python(served: str) -> None:
     assert all(f["tags"] == [] for n, f in fields.items() if n != "email")
     assert client.get_dataset(NS, "public.customers")["tags"] == ["GOLD"]
     tags = {t["name"]: t["description"] for t in client.list_tags()["tags"]}
-    assert tags == {"PII": "personal data", "GOLD": None}
+    # PII described through the API; SENSITIVE as the settings declare it (LINEAGE_TAGS)
+    assert tags == {"PII": "personal data", "GOLD": None,
+                    "SENSITIVE": "Contains sensitive information"}
 
     made = client.create_namespace("team_space", "data-platform", "created by a runbook")
     assert (made["name"], made["ownerName"], made["description"]) == (

@@ -61,7 +61,7 @@ def test_producer_tags_by_dataset_field_and_job(api: TestClient, graph: Graph) -
         "id": [], "email": ["PII"], "phone": ["classification:PII"]}
     assert api.get(f"/api/v1/namespaces/{NS}/jobs/copy_users").json()["tags"] == ["team:growth"]
     assert {t["name"] for t in api.get("/api/v1/tags").json()["tags"]} == {
-        "gdpr", "PII", "classification:PII", "team:growth"}
+        "gdpr", "PII", "classification:PII", "team:growth", "SENSITIVE"}  # SENSITIVE: configured
     # a later tags facet is the dataset's whole set: the fields it no longer names lose theirs
     later = dataset("raw.users", NS, tags=_tags(("gdpr", "true", None)))
     old = dataset("raw.users", NS, tags=_tags(("PII", "true", "id")))
