@@ -26,7 +26,8 @@ class _Ref(TypedDict):
 
 class _ParentRun(TypedDict):
     __pydantic_config__ = _ALLOW  # type: ignore[misc]
-    runId: uuid.UUID
+    # a UUID, or (Airflow's older integration) the DAG run's own id: ingest.transform.parent_run_id
+    runId: _NonEmpty
 
 
 class _Parent(TypedDict):
@@ -237,6 +238,7 @@ class _Version(TypedDict):
 FACET_CHECKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {"lineage": lineage_problems}
 FACET_MODELS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(shape) for name, shape in {
     "parent": _Parent,
+    "parentRun": _Parent,  # Airflow's older integrations: the same facet under another name
     "ownership": _Ownership,
     "outputStatistics": _OutputStatistics,
     "dataQualityMetrics": _DataQualityMetrics,

@@ -7,6 +7,7 @@ last seen, and decide which of two events is newer whatever order they arrive in
 from __future__ import annotations
 
 import hashlib
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,7 +50,7 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
     if event.kind == "RunEvent":
         assert event.run_id is not None and job_ref is not None
         rows.runs.append(_run_row(event, job_ref, facet_max_bytes))
-        _parent(raw["run"].get("facets"), event.run_id, t, rows)
+        _parent(raw["run"].get("facets"), event.run_id, job_ref, t, rows)
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]
         _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
@@ -200,17 +201,36 @@ def _run_row(event: ValidEvent, job_ref: tuple[str, str], cap: int) -> dict[str,
     }  # fmt: skip
 
 
-def _parent(facets: dict[str, Any] | None, run_id: str, t: datetime, rows: Rows) -> None:
-    parent = live(facets, "parent")
+def _parent(facets: dict[str, Any] | None, run_id: str, job: tuple[str, str], t: datetime,
+            rows: Rows) -> None:
+    # Airflow's older integrations named the facet parentRun; when both are sent, parentRun is
+    # read (as Marquez reads it)
+    parent = live(facets, "parentRun") or live(facets, "parent")
     if parent is None:
         return
+    namespace, name = parent["job"]["namespace"], parent["job"]["name"]
+    if name == job[1] and "." in name:  # the older integration named the task as its own parent
+        name = name.rsplit(".", 1)[0]
     root = parent.get("root") or {}
     rows.parents.append({
-        "runId": run_id, "parentRunId": str(parent["run"]["runId"]).lower(),
-        "parentJobNamespace": parent["job"]["namespace"], "parentJobName": parent["job"]["name"],
+        "runId": run_id, "parentRunId": parent_run_id(namespace, parent["job"]["name"],
+                                                      str(parent["run"]["runId"])),
+        "parentJobNamespace": namespace, "parentJobName": name,
         "rootRunId": str((root.get("run") or {}).get("runId") or "").lower() or None,
         "time": t,
     })  # fmt: skip
+
+
+def parent_run_id(namespace: str, job_name: str, run_id: str) -> str:
+    """The id of a parent run: its UUID, or for a run id that is not one (Airflow's older
+    integration sent the DAG run's own id, ``scheduled__2022-04-25T00:20:00+00:00``) the UUID
+    named by the namespace, the DAG (the job name up to its last '.') and that id, as Marquez
+    makes it (a name-based UUID in the URL namespace), so that both stores agree."""
+    try:
+        return str(uuid.UUID(run_id))
+    except ValueError:
+        dag = job_name.rsplit(".", 1)[0]
+        return str(uuid.uuid3(uuid.NAMESPACE_URL, f"{namespace}.{dag}.{run_id}"))
 
 
 def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,

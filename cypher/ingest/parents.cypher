@@ -7,11 +7,15 @@
 CYPHER replan=skip
 // a few parents have many children (a DAG run's tasks): each parent run and job once
 UNWIND $rows AS link
-WITH DISTINCT link.parentRunId AS runId, link.parentJobNamespace AS namespace, link.parentJobName AS name
+WITH link.parentRunId AS runId, link.parentJobNamespace AS namespace, link.parentJobName AS name,
+     min(datetime(link.firstSeen)) AS first, max(datetime(link.lastSeen)) AS last
 MERGE (p:Run {runId: runId})
   ON CREATE SET p.stub = true, p.jobNamespace = namespace, p.jobName = name
 MERGE (pj:Job {namespace: namespace, name: name})
   ON CREATE SET pj.stub = true
+// a job known only as a parent was seen when its children named it (Marquez gives it those times)
+SET pj.firstSeen = CASE WHEN pj.firstSeen IS NULL OR first < pj.firstSeen THEN first ELSE pj.firstSeen END,
+    pj.lastSeen = CASE WHEN pj.lastSeen IS NULL OR last > pj.lastSeen THEN last ELSE pj.lastSeen END
 MERGE (p)-[:OF]->(pj)
 WITH count(*) AS parents
 UNWIND $rows AS wire

@@ -1,5 +1,6 @@
 // Answers: runs as Marquez shows them: the runs of one job, newest first, a page at a time, or one
-// run by its id; each with what it read and wrote.
+// run by its id; each with what it read and wrote. A parent run that sent no event of its own
+// shows the state and time of its latest child run.
 // Param $namespace: the job's namespace (ignored when $runId is given)
 // Param $name: the job's name (ignored when $runId is given)
 // Param $runId: one run's UUID, or null for the job's runs
@@ -15,14 +16,21 @@ CALL () {
   MATCH (r:Run {runId: toLower($runId)})-[:OF]->(j:Job) RETURN r, j
   UNION
   MATCH (r:Run)-[:OF]->(j:Job {namespace: $namespace, name: $name})
-  WHERE $runId IS NULL AND r.state IS NOT NULL
+  WHERE $runId IS NULL AND (r.state IS NOT NULL OR EXISTS { (:Run)-[:PARENT]->(r) })
   RETURN r, j
 }
-WITH r, j ORDER BY r.stateTime DESC, r.runId
-WITH collect({r: r, j: j}) AS found
+// a run known only as its children's parent (an Airflow DAG run) is as far as its latest child
+// (Marquez gives it the state of the child event that made it)
+WITH r, j, CASE WHEN r.state IS NULL THEN head(COLLECT {
+       MATCH (c:Run)-[:PARENT]->(r) WHERE c.state IS NOT NULL
+       RETURN c ORDER BY c.stateTime DESC, c.runId LIMIT 1 }) END AS child
+WITH r, j, child ORDER BY coalesce(r.stateTime, child.stateTime) DESC, r.runId
+WITH collect({r: r, j: j, child: child}) AS found
 UNWIND found[$skip..$skip + $limit] AS f
-WITH f.r AS r, f.j AS j, found
-RETURN properties(r) AS props, {namespace: j.namespace, name: j.name} AS job,
+WITH f.r AS r, f.j AS j, f.child AS child, properties(f.r) AS own, found
+RETURN CASE WHEN child IS NULL THEN own
+            ELSE own {.*, state: child.state, stateTime: child.stateTime} END AS props,
+       {namespace: j.namespace, name: j.name} AS job,
        COLLECT { MATCH (r)-[x:READ]->(d:Dataset)
                  RETURN {namespace: d.namespace, name: d.name, version: x.version} AS d
                  ORDER BY d.namespace, d.name } AS inputs,

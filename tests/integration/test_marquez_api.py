@@ -403,3 +403,28 @@ def test_the_configured_tags_are_listed_on_an_empty_store(graph: Graph, tmp_path
             {"name": "SENSITIVE", "description": "Contains sensitive information"}]
         api.put("/api/v1/tags/PII", json={"description": "ours"})
         assert api.get("/api/v1/tags").json()["tags"][0] == {"name": "PII", "description": "ours"}
+
+
+def test_airflow_parents_old_and_new_make_the_dag_job_and_run(graph: Graph, tmp_path: Path) -> None:
+    """The older `parentRun` facet is read like `parent` (and first when both come); a parent
+    run id that is not a UUID (the DAG run's own id) names the run as Marquez names it; a job
+    known only as a parent has the times its children named it, and its run."""
+    import uuid
+
+    dag_run = "scheduled__2022-04-25T00:20:00+00:00"
+
+    def task(name: str, facet: str) -> dict[str, Any]:
+        link = {"run": {"runId": dag_run}, "job": {"namespace": NS, "name": f"the_dag.{name}"}}
+        return run_event("COMPLETE", new_run_id(), f"the_dag.{name}", ns=NS,
+                         time="2026-11-28T02:00:00Z", run_facets={facet: link})
+
+    assert ingest_events(graph, [task("task1", "parentRun"), task("task2", "parent")]).rejected == []
+    with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as api:
+        child = api.get(f"{M}/jobs/the_dag.task1").json()
+        assert (child["parentJobName"], child["simpleName"]) == ("the_dag", "task1")
+        parent = api.get(f"{M}/jobs/the_dag").json()
+        assert parent["createdAt"] and parent["updatedAt"] and parent["parentJobName"] is None
+        runs = api.get(f"{M}/jobs/the_dag/runs").json()["runs"]
+        expected = uuid.uuid3(uuid.NAMESPACE_URL, f"{NS}.the_dag.{dag_run}")
+        assert [r["id"] for r in runs] == [str(expected)]
