@@ -72,6 +72,8 @@ class Verdict:
     texts: list[str | None] = field(default_factory=list)  # each accepted one's log body, if made
     rejected: list[dict[str, Any]] = field(default_factory=list)  # {index, reasons}
     unread: list[dict[str, Any]] = field(default_factory=list)  # {index, facets}: not objects
+    invalid: int = 0
+    """Of ``rejected``, those that were JSON but not valid events (the others were not JSON)."""
 
 
 def media_type(header: str | None) -> str:
@@ -111,6 +113,7 @@ def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Verdict:
             result = ["event nested too deeply"]
         if isinstance(result, list):
             verdict.rejected.append({"index": index, "reasons": result})
+            verdict.invalid += 1
         else:
             verdict.accepted.append(item.obj if keep_raw else result.raw)
             verdict.texts.append(None if keep_raw else result.text)

@@ -44,8 +44,11 @@ _BEFORE, _AFTER = "2030-01-01T00:00:00+00:00", "1970-01-01T00:00:00+00:00"  # Ma
 @router.post("/api/v1/lineage", status_code=201,
              summary="Receive OpenLineage events: one, a JSON array, or NDJSON",
              responses={201: {"description": "at least one event accepted (durably logged)"},
+                        422: {"model": errors.ErrorBody,
+                              "description": "no event accepted: each one was JSON but not a "
+                                             "valid event (the reasons in rejected and errors)"},
                         400: {"model": errors.ErrorBody,
-                              "description": "no event accepted, or the body is not JSON"},
+                              "description": "nothing JSON: the body, or each event of it"},
                         413: {"model": errors.ErrorBody,
                               "description": "body over the size limit (after gunzip)"},
                         415: {"model": errors.ErrorBody,
@@ -63,9 +66,14 @@ async def receive(request: Request) -> JSONResponse:
             verdict = parse(await read_body(request, limit), kind, found.settings.log_raw_events)
             rejected_by = {"invalid_event": len(verdict.rejected)} if verdict.rejected else {}
             if not verdict.accepted:
-                counters.add(rejected=rejected_by, status=400)
-                return errors.answer(400, "no event accepted: each one was invalid (see rejected)",
-                                     accepted=0, rejected=verdict.rejected)
+                # as Marquez answers: 422 for events that are JSON but not valid, 400 for what is
+                # not JSON at all; each reason also as a sentence in ``errors``
+                status = 422 if verdict.invalid else 400
+                counters.add(rejected=rejected_by, status=status)
+                return errors.answer(status, "no event accepted: each one was invalid (see rejected)",
+                                     accepted=0, rejected=verdict.rejected, errors=[
+                                         f"event {r['index']}: {reason}"
+                                         for r in verdict.rejected for reason in r["reasons"]])
             return await _append(found, verdict, rejected_by, request)
     except BodyError as e:
         counters.add(rejected={_REASONS.get(e.status, "invalid_body"): 1}, status=e.status)

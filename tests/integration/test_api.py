@@ -237,8 +237,10 @@ def test_every_error_has_one_shape(shop: Graph) -> None:
     with _client(shop) as c:
         seen[404] = c.get("/api/v1/dataset", params={"namespace": NS, "name": "no.such"})
         seen[415] = c.post("/api/v1/lineage", content=b"x", headers={"content-type": "text/plain"})
-        seen[400] = c.post("/api/v1/lineage", json={"eventType": "COMPLETE"})
+        seen[400] = c.post("/api/v1/lineage", content=b'{"eventType":\n',  # not JSON
+                           headers={"content-type": "application/x-ndjson"})
         seen[422] = c.get("/api/v1/impact/dataset", params={"namespace": NS})
+        invalid = c.post("/api/v1/lineage", json={"eventType": "COMPLETE"})  # JSON, not an event
     with TestClient(create_app(Settings(), shop), client=LOCAL, base_url="http://attacker.example") as c:
         seen[421] = c.get("/api/v1/namespaces")
     for status, r in seen.items():
@@ -250,3 +252,4 @@ def test_every_error_has_one_shape(shop: Graph) -> None:
         assert re.fullmatch(r"app;dur=\d+\.\d\d", r.headers["server-timing"]), r.headers
     assert seen[422].json()["errors"][0]["loc"] == ["query", "name"]
     assert seen[400].json()["accepted"] == 0 and seen[400].json()["rejected"]
+    assert invalid.status_code == 422 and invalid.json()["errors"][0].startswith("event 0: ")
