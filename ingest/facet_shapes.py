@@ -5,7 +5,6 @@ Only the fields the graph relies on are typed; every other key is allowed (``ext
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
