@@ -186,10 +186,15 @@ def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, 
 
 
 def _version_of(d: dict[str, Any], run_id: str, reading: bool = False) -> dict[str, Any]:
-    # a read names the version the producer reported, else the run that read it
+    # a read names the version the producer reported, else the version the run found: that of
+    # the latest other run that wrote it before (``producedBy``), else the one it read as such
     version = dataset_version(d["namespace"], d["name"], run_id)
     if reading and d.get("version"):
         version = name_uuid("reported", d["namespace"], d["name"], str(d["version"]))
+    elif reading and d.get("producedBy"):
+        version = dataset_version(d["namespace"], d["name"], d["producedBy"])
+    elif reading:
+        version = name_uuid("read", d["namespace"], d["name"], run_id)
     return {"datasetVersionId": {"namespace": d["namespace"], "name": d["name"],
                                  "version": version}, "facets": {}}
 

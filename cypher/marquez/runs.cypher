@@ -6,7 +6,7 @@
 // Param $runId: one run's UUID, or null for the job's runs
 // Param $skip: rows to skip (page offset)
 // Param $limit: page size
-// Returns: props, job (namespace, name), inputs, outputs (namespace, name, version), parent (runId, namespace, name of its parent run), total
+// Returns: props, job (namespace, name), inputs (namespace, name, version, producedBy: the run that wrote the version read), outputs (namespace, name, version), parent (runId, namespace, name of its parent run), total
 // :param namespace => 'food_delivery'
 // :param name => 'etl_orders'
 // :param runId => null
@@ -31,8 +31,17 @@ WITH f.r AS r, f.j AS j, f.child AS child, properties(f.r) AS own, found
 RETURN CASE WHEN child IS NULL THEN own
             ELSE own {.*, state: child.state, stateTime: child.stateTime} END AS props,
        {namespace: j.namespace, name: j.name} AS job,
+       // a read is of the version before the run: the latest write of it by another run, no
+       // later than this run's end (a run that reads and writes a table reads the old version)
        COLLECT { MATCH (r)-[x:READ]->(d:Dataset)
-                 RETURN {namespace: d.namespace, name: d.name, version: x.version} AS d
+                 OPTIONAL CALL (r, d) {
+                   MATCH (w:Run)-[y:WROTE]->(d)
+                   WHERE w <> r AND y.firstSeen <= coalesce(r.completeTime, r.failTime,
+                                                             r.abortTime, r.stateTime)
+                   RETURN w.runId AS producedBy ORDER BY y.firstSeen DESC, w.runId DESC LIMIT 1
+                 }
+                 RETURN {namespace: d.namespace, name: d.name, version: x.version,
+                         producedBy: producedBy} AS d
                  ORDER BY d.namespace, d.name } AS inputs,
        COLLECT { MATCH (r)-[x:WROTE]->(d:Dataset)
                  RETURN {namespace: d.namespace, name: d.name, version: x.version} AS d

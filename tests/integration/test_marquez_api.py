@@ -428,3 +428,22 @@ def test_airflow_parents_old_and_new_make_the_dag_job_and_run(graph: Graph, tmp_
         runs = api.get(f"{M}/jobs/the_dag/runs").json()["runs"]
         expected = uuid.uuid3(uuid.NAMESPACE_URL, f"{NS}.the_dag.{dag_run}")
         assert [r["id"] for r in runs] == [str(expected)]
+
+
+def test_a_run_that_reads_and_writes_a_table_read_the_version_before_it(
+        graph: Graph, tmp_path: Path) -> None:
+    first, second = new_run_id(), new_run_id()
+    table = {"namespace": NS, "name": "public.counts"}
+    ingest_events(graph, [
+        run_event("COMPLETE", first, "load", ns=NS, time="2026-11-01T02:00:00Z", outputs=[table]),
+        run_event("COMPLETE", second, "bump", ns=NS, time="2026-11-02T02:00:00Z",
+                  inputs=[table], outputs=[table])])
+    with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as api:
+        loaded = api.get(f"/api/v1/jobs/runs/{first}").json()
+        bumped = api.get(f"/api/v1/jobs/runs/{second}").json()
+    [written] = loaded["outputDatasetVersions"]
+    [read] = bumped["inputDatasetVersions"]
+    [rewritten] = bumped["outputDatasetVersions"]
+    assert read["datasetVersionId"] == written["datasetVersionId"]
+    assert read["datasetVersionId"] != rewritten["datasetVersionId"]
