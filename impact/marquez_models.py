@@ -61,13 +61,13 @@ def job_version(namespace: str, name: str, inputs: Iterable[dict[str, str]],
     return name_uuid("job", namespace, name, *ins, "->", *outs)
 
 
-_FACET_PREFIXES = ("facet.", "inputFacet.", "outputFacet.")
+# a dataset's input facets are served among its facets, its output facets not (as Marquez)
+_FACET_PREFIXES = ("facet.", "inputFacet.")
 
 
 def facets(props: dict[str, Any]) -> dict[str, Any]:
-    """The facets kept as JSON on a node (``facet.<name>``, and a dataset's input and output
-    facets, ``inputFacet.<name>`` and ``outputFacet.<name>``, which Marquez serves among the
-    dataset's facets), parsed."""
+    """The facets kept as JSON on a node (``facet.<name>``, and a dataset's input facets,
+    ``inputFacet.<name>``, which Marquez serves among the dataset's facets), parsed."""
     found: dict[str, Any] = {}
     for prefix in _FACET_PREFIXES:  # a dataset facet first
         for key, value in props.items():
