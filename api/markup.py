@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# inline, these start emphasis, code, links, table cells or strikethrough; '<' starts HTML (a '>'
+# alone starts nothing mid-line, and a line of ours never starts with a name)
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+_HTML = {"&": "&amp;", "<": "&lt;"}
 # Mermaid reads #name; and #number; as entities inside quoted labels
 _MERMAID = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "|": "#124;", "`": "#96;", "%": "#37;",
             "&": "#38;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;"}
@@ -24,8 +26,9 @@ def one_line(text: object) -> str:
 
 
 def md(text: object) -> str:
-    """Text for a line of Markdown (a bullet, a table cell, a heading): one line, HTML's
-    characters as entities, Markdown's backslash-escaped."""
+    """Text for a line of Markdown (a bullet, a table cell, a heading), after the line's own
+    start: one line, ``<`` and ``&`` as entities, what marks emphasis, code, links, cells and
+    strikethrough backslash-escaped."""
     plain = "".join(_HTML.get(c, c) for c in one_line(text))
     return _MARKDOWN.sub(r"\\\1", plain)
 

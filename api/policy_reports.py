@@ -174,8 +174,7 @@ def delta_text(delta: PolicyDelta) -> str:
     for v in delta.removed:
         lines.append(f"  removes the violation of rule {v.rule.id}: {v.what()}")
     if delta.kept:
-        lines.append(f"  {_violations(len(delta.kept))} the graph has now are not the change's "
-                     "(`lineage policy check` lists them)")
+        lines.append(f"  {_not_the_changes(len(delta.kept))} (`lineage policy check` lists them)")
     return "\n".join(lines) + "\n"
 
 
@@ -191,7 +190,7 @@ def delta_markdown(delta: PolicyDelta) -> str:
     if drawn:
         out += ["", *_mermaid(drawn)]
     if delta.kept:
-        out += ["", f"{_violations(len(delta.kept))} the graph has now are not the change's."]
+        out += ["", f"{_not_the_changes(len(delta.kept))}."]
     return "\n".join(out) + "\n"
 
 
@@ -239,3 +238,7 @@ def gate_text(g: Gate) -> str:
 
 def _violations(n: int) -> str:
     return f"{n} violation{'' if n == 1 else 's'}"
+
+
+def _not_the_changes(n: int) -> str:
+    return f"{_violations(n)} the graph has now {'is' if n == 1 else 'are'} not the change's"

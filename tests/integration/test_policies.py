@@ -292,7 +292,7 @@ def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyP
     runner = CliRunner()
     text = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE)])
     assert text.exit_code == 1, text.output
-    assert "pii-masked-in-features (error): 1 violations" in text.output
+    assert "pii-masked-in-features (error): 1 violation" in text.output
     assert "ml.user_features.email raw" in text.output
     sarif = runner.invoke(app, ["policy", "check", "--policies", str(EXAMPLE), "--format", "sarif"])
     document = json.loads(sarif.stdout)
@@ -348,7 +348,7 @@ def test_check_rehearses_a_change_against_the_rules_and_keeps_nothing(
     assert r.exit_code == 1, r.output
     assert (f"new violation of rule pii-masked-in-marketing (error): {WH}:raw.users.email "
             f"reaches {WH}:marketing.contacts.email raw") in r.stdout
-    assert "1 violations the graph has now are not the change's" in r.stdout
+    assert "1 violation the graph has now is not the change's" in r.stdout
     # the features job would hash the address (masking: true): it removes a violation
     hashed = run_event("COMPLETE", new_run_id(), "ml_user_features", ns="shop-nightly",
                        time="2030-01-01T00:00:00Z", inputs=[dataset("raw.users", WH)],
