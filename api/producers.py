@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graph.errors import ConfigError
+from graph.file_lock import held
 from graph.settings import Settings
 from ingest.spark_env import listener_jar, openlineage_conf, properties_text, spark_submit
 
@@ -58,8 +59,23 @@ def tool_bin(settings: Settings, tool: str, say: Callable[[str], None] = lambda 
     bin_dir = home / "bin"
     wanted = "\n".join(REQUIREMENTS[tool])
     stamp = home / "requirements.txt"
-    if (bin_dir / EXECUTABLE[tool]).exists() and stamp.is_file() and stamp.read_text("utf-8") == wanted:
+
+    def installed() -> bool:
+        return (bin_dir / EXECUTABLE[tool]).exists() and stamp.is_file() \
+            and stamp.read_text("utf-8") == wanted
+
+    if installed():
         return bin_dir
+    with held(home.parent / f".{tool}.installing"):
+        if not installed():  # else another process installed it while this one waited
+            _install(tool, home, say)
+    return bin_dir
+
+
+def _install(tool: str, home: Path, say: Callable[[str], None]) -> None:
+    bin_dir = home / "bin"
+    wanted = "\n".join(REQUIREMENTS[tool])
+    stamp = home / "requirements.txt"
     say(f"installing {tool} into {home} (once): {', '.join(REQUIREMENTS[tool])}")
     started = time.perf_counter()
     venv.EnvBuilder(with_pip=True, clear=True).create(home)
@@ -71,7 +87,6 @@ def tool_bin(settings: Settings, tool: str, say: Callable[[str], None] = lambda 
                           f"{(done.stdout + done.stderr).strip()[-3000:]}")
     stamp.write_text(wanted, encoding="utf-8")
     say(f"installed {tool} in {time.perf_counter() - started:.0f} s")
-    return bin_dir
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
+from graph.file_lock import held
 from graph.private import PRIVATE_UMASK, private_dir, private_file
 from graph.probes import bolt_ok, http_ok, process_alive, read_pid
 from graph.settings import Settings
@@ -112,6 +113,13 @@ class LocalServer:
     def _assemble(self, say: Callable[[str], None] = lambda line: None) -> bool:
         if self._marker.exists():
             return False
+        with held(self.home / ".assembling"):
+            if self._marker.exists():  # another process assembled it while this one waited
+                return False
+            self._assemble_now(say)
+            return True
+
+    def _assemble_now(self, say: Callable[[str], None]) -> None:
         mvn = shutil.which("mvn")
         if mvn is None:
             raise ConfigError("Maven (`mvn`) is not on PATH; it assembles Neo4j from Maven Central")
@@ -135,7 +143,6 @@ class LocalServer:
             tail = (done.stdout + done.stderr)[-3000:]
             raise ServerError(f"Maven could not assemble Neo4j (exit {done.returncode}):\n{tail}")
         self._marker.write_text(self.settings.neo4j_version, encoding="utf-8")
-        return True
 
     def _write_conf(self) -> None:
         private_dir(self.settings.state_dir, tighten=True)

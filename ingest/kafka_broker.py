@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
+from graph.file_lock import held
 from graph.local_server import java_binary
 from graph.private import PRIVATE_UMASK, private_dir
 from graph.probes import process_alive, read_pid
@@ -126,8 +127,17 @@ class LocalBroker:
 
     def _assemble(self, say: Callable[[str], None] = lambda line: None) -> None:
         marker = self.home / "lib" / ".assembled"
-        if marker.is_file() and marker.read_text("utf-8") == KAFKA_VERSION:
+
+        def done() -> bool:
+            return marker.is_file() and marker.read_text("utf-8") == KAFKA_VERSION
+
+        if done():
             return
+        with held(self.home / ".assembling"):
+            if not done():  # else another process assembled it while this one waited
+                self._assemble_now(marker, say)
+
+    def _assemble_now(self, marker: Path, say: Callable[[str], None]) -> None:
         mvn = shutil.which("mvn")
         if mvn is None:
             raise ConfigError("Maven (`mvn`) is not on PATH; it assembles Kafka from Maven Central")

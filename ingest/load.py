@@ -3,6 +3,7 @@ I/O of ingest. One write transaction per batch, one UNWIND query per row kind.""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
@@ -20,24 +21,30 @@ _COUNTS_DUPLICATES = ("ingest/datasets", "ingest/jobs", "ingest/runs")
 
 class SeenCurrent:
     """The version each dataset's schema and job's column lineage had when this ingester last
-    wrote or touched it: only a guess of what Neo4j will touch (see Plan), forgotten whole once
-    it holds ``most`` versions. One per ingester; the worker keeps one across its batches."""
+    wrote or touched it: only a guess of what Neo4j will touch (see Plan). One per ingester; the
+    worker keeps one across its batches.
 
-    def __init__(self, most: int = 500_000) -> None:
+    Kept small, since a worker lives for months: each key and digest as its 64-bit hash (a
+    collision only makes a wrong guess), the least recently written forgotten past ``most`` keys
+    (about 180 bytes each: 200,000, every schema and lineage of a graph of 100,000 datasets, in
+    about 35 MB; docs/benchmarks.md, "A soak")."""
+
+    def __init__(self, most: int = 200_000) -> None:
         self.most = most
-        self._digests: dict[tuple[str, Any], str] = {}
+        self._digests: OrderedDict[int, int] = OrderedDict()
 
-    def get(self, query: str, key: Any) -> str | None:
-        return self._digests.get((query, key))
+    def get(self, query: str, key: Any, digest: str) -> bool:
+        """Whether ``digest`` was current for ``key`` when last seen."""
+        return self._digests.get(hash((query, key))) == hash(digest)
 
     def saw(self, query: str, key: Any, digest: str | None) -> None:
         """After a write: ``digest`` is current for ``key`` now (None: not known)."""
-        if digest is None:
-            self._digests.pop((query, key), None)
-        else:
-            self._digests[(query, key)] = digest
-        if len(self._digests) > self.most:
-            self._digests.clear()
+        k = hash((query, key))
+        self._digests.pop(k, None)
+        if digest is not None:
+            self._digests[k] = hash(digest)
+            if len(self._digests) > self.most:
+                self._digests.popitem(last=False)
 
 
 class Plan:
@@ -73,7 +80,7 @@ class Plan:
         self.first += [(name, {"rows": [_version(v) for v in versions.values()]})
                        for name, versions in self.versions]
         likely = {name: {k for k, v in versions.items()
-                         if not v["force"] and seen.get(name, k) == v["digest"]}
+                         if not v["force"] and seen.get(name, k, v["digest"])}
                   for name, versions in self.versions}
         self.columns = Members("columns", rows.columns, _SCHEMA_KEY, self.schemas,
                                likely.get("ingest/schemas", set()), lambda r: not r["written"],

@@ -134,7 +134,7 @@ class Ingester:
         self.batch_size = batch_size
         self.facet_max_bytes = facet_max_bytes
         self.journal = journal
-        self.seen = seen or SeenCurrent()  # versions seen current (ingest.load)
+        self.seen = seen if seen is not None else SeenCurrent()  # versions seen current (ingest.load)
         self._seen: set[str] = set()
 
     def ingest(self, items: Iterable[RawItem], report: IngestReport,

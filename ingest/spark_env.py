@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError
+from graph.file_lock import held
 from graph.settings import Settings
 
 OPENLINEAGE_SPARK = "1.53.0"
@@ -41,6 +42,14 @@ def listener_jar(settings: Settings, version: str = OPENLINEAGE_SPARK) -> Path:
     jar = target / f"openlineage-spark_{scala}-{version}.jar"
     if jar.is_file():
         return jar
+    with held(target.parent / ".fetching"):
+        if not jar.is_file():  # else another process fetched it while this one waited
+            _fetch_listener(target, scala, version)
+    return jar
+
+
+def _fetch_listener(target: Path, scala: str, version: str) -> None:
+    jar = target / f"openlineage-spark_{scala}-{version}.jar"
     mvn = shutil.which("mvn")
     if mvn is None:
         raise ConfigError("Maven (mvn) is needed once to fetch the OpenLineage Spark listener")
@@ -53,7 +62,6 @@ def listener_jar(settings: Settings, version: str = OPENLINEAGE_SPARK) -> Path:
     if result.returncode != 0 or not jar.is_file():
         raise ConfigError(f"Maven could not fetch openlineage-spark_{scala} {version}: "
                           f"{(result.stdout + result.stderr).strip()[-800:]}")
-    return jar
 
 
 def openlineage_conf(url: str, namespace: str = "spark", api_key: str | None = None,

@@ -3,6 +3,9 @@
 * by default the server lineage-graph provisions itself, in a test state directory
   (``LINEAGE_TEST_STATE_DIR``, default ``<user cache>/lineage-graph-test``) on ports 17687/17474,
   started once per test session if it is not already running (and stopped again if we started it);
+  the tests run in parallel (pytest-xdist, ``-n`` in pyproject.toml), and each worker after the
+  first has a server of its own (``<state>-gwN``, ports 17687+10N/17474+10N) sharing the first's
+  jars and the producers' environments;
 * ``NEO4J_URI`` (+ ``NEO4J_USER``/``NEO4J_PASSWORD``) points at a server of your own instead:
   a scratch one, since every integration test wipes the database;
 * ``LINEAGE_TEST_TESTCONTAINERS=1`` uses testcontainers' Neo4j image where a Docker engine runs.
@@ -53,12 +56,30 @@ def fresh_settings() -> Iterator[None]:
     get_settings.cache_clear()
 
 
+# what the workers' state directories share with the first's: built once, under a file lock
+SHARED_STATE = ("tools", "spark", "kafka")
+
+
+def _worker() -> int:
+    """Which pytest-xdist worker this process is (gw0, gw1, ...; 0 without xdist)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
 def server_settings() -> Settings:
-    """Settings of the test server (never the user's own state directory)."""
-    state = os.environ.get("LINEAGE_TEST_STATE_DIR") or platformdirs.user_cache_dir(
-        "lineage-graph-test", appauthor=False)
-    return Settings(state_dir=Path(state), neo4j_bolt_port=17687, neo4j_http_port=17474,
-                    neo4j_heap="768m", neo4j_pagecache="256m")
+    """Settings of this worker's test server (never the user's own state directory)."""
+    base = Path(os.environ.get("LINEAGE_TEST_STATE_DIR") or platformdirs.user_cache_dir(
+        "lineage-graph-test", appauthor=False))
+    n = _worker()
+    state = base if n == 0 else base.with_name(f"{base.name}-gw{n}")
+    if n:
+        for name in SHARED_STATE:
+            (base / name).mkdir(parents=True, exist_ok=True)
+            link = state / name
+            if not link.is_symlink():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(base / name, target_is_directory=True)
+    return Settings(state_dir=state, neo4j_bolt_port=17687 + 10 * n,
+                    neo4j_http_port=17474 + 10 * n, neo4j_heap="768m", neo4j_pagecache="256m")
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -106,14 +107,34 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 @contextlib.contextmanager
-def starting(what: str) -> Iterator[Callable[[str], None]]:
-    """A spinner while a local service starts: ``what`` it says at first, then each progress
-    line of the service (the callable given); a LineageError is the command's failure."""
+def progress(what: str) -> Iterator[Callable[[str], None]]:
+    """Progress of long work (a local service starting, a demo running): ``what`` it says at
+    first, then each line given to the callable; a spinner on a terminal, a line per step
+    elsewhere (_Steps). A LineageError is the command's failure."""
     try:
-        with err.status(what) as shown:
-            yield lambda line: shown.update(line)
+        if err.is_interactive:
+            with err.status(what) as shown:
+                yield lambda line: shown.update(line)
+        else:  # a pipe, a log, a dumb terminal: a line per step, and the count every 10 s
+            yield _Steps(what)
     except LineageError as e:
         raise fail(str(e)) from e
+
+
+class _Steps:
+    """Progress where nothing can be redrawn: each step's line when the step changes (its text
+    but for the figures), and again every ``every`` seconds while it lasts."""
+
+    def __init__(self, first: str, every: float = 10.0) -> None:
+        self.every = every
+        self.step, self.said = "", float("-inf")
+        self(first)
+
+    def __call__(self, line: str) -> None:
+        step, now = re.sub(r"\d+", "#", line), time.monotonic()
+        if step != self.step or now - self.said >= self.every:
+            err.print(escape(line), highlight=False)
+            self.step, self.said = step, now
 
 
 def local_server(settings: Settings) -> LocalServer:
@@ -162,8 +183,8 @@ def writing_graph(settings: Settings) -> Iterator[Graph]:
         if server.status().state != "running":
             err.print("the local Neo4j is not running: starting it (`lineage neo4j start`; the "
                       "first start assembles it with Maven)")
-            with err.status("starting Neo4j…") as shown:
-                server.start(say=lambda line: shown.update(f"{line}…"))
+            with progress("starting Neo4j…") as say:
+                server.start(say=lambda line: say(f"{line}…"))
             err.print(f"started the local Neo4j: Browser at {server.http_url}/browser/")
     graph = _connect(settings)
     try:

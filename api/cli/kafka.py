@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from api.cli.app import app
-from api.cli.common import get_settings, out, starting
+from api.cli.common import get_settings, out, progress
 
 kafka_app = typer.Typer(
     help="A local Kafka broker (from Maven Central, KRaft, on loopback) for LINEAGE_LOG=kafka "
@@ -31,7 +31,7 @@ def start_cmd() -> None:
     """Start the local broker (assembled with Maven on first use) and create the topics."""
     from ingest.kafka_broker import LocalBroker
 
-    with starting("starting Kafka…") as say:
+    with progress("starting Kafka…") as say:
         status = LocalBroker(get_settings()).start(say=say)
         topic = ensure_topics()
     out.print(f"Kafka {status.state} on {status.bootstrap}; topic {topic} (data in {status.home})",

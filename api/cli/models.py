@@ -17,8 +17,8 @@ from api.cli.common import (
     get_settings,
     out,
     printable,
+    progress,
     question,
-    starting,
     when,
     writing_graph,
 )
@@ -131,7 +131,7 @@ def start_cmd() -> None:
     MLflow is installed into the state directory on first use)."""
     from api.mlflow_server import start
 
-    with starting("starting MLflow…") as say:
+    with progress("starting MLflow…") as say:
         server = start(get_settings(), say=say)
     out.print(f"MLflow's tracking server: {server.url} (store and artifacts in {server.home})",
               highlight=False)

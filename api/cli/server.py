@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, get_settings, local_server, out, starting
+from api.cli.common import err, fail, get_settings, local_server, out, progress
 from api.cli.render import print_status
 from graph.errors import LineageError
 
@@ -28,7 +28,7 @@ def neo4j_start() -> None:
     if not settings.uses_local_server:
         raise fail(f"NEO4J_URI is set ({settings.neo4j_uri}): that server is not ours to start")
     server = local_server(settings)
-    with starting("starting Neo4j (the first start assembles it with Maven)…") as say:
+    with progress("starting Neo4j (the first start assembles it with Maven)…") as say:
         status, started = server.start(say=lambda line: say(f"{line}…"))
     out.print("Neo4j started." if started else "Neo4j is already running; nothing to do.")
     _apply_schema(settings)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, get_settings, local_server, out, write, writing_graph
+from api.cli.common import err, fail, get_settings, local_server, out, progress, write, writing_graph
 from api.cli.render import facts, fit
 from graph.errors import LineageError
 
@@ -251,9 +251,9 @@ def demo_cmd(
         _demo_ml(settings, url, token)
         return
     try:
-        with err.status("running the PySpark pipeline (a JVM starts first)…") as status:
+        with progress("running the PySpark pipeline (a JVM starts first)…") as say:
             run = demo(settings, url, failing, users, orders, token,
-                       progress=lambda s, events, jobs: status.update(
+                       progress=lambda s, events, jobs: say(
                            f"running the PySpark pipeline: {s:.0f} s, {events} OpenLineage events "
                            f"received, {jobs} runs ended…"))
     except LineageError as e:
@@ -401,8 +401,8 @@ def _kafka_up(settings: Settings) -> None:
     address = KafkaAddress.parse(settings.log, settings.kafka_port)
     broker = LocalBroker(settings)
     if address.bootstrap == broker.bootstrap:
-        with err.status("starting Kafka…") as shown:
-            broker.start(say=lambda line: shown.update(line))
+        with progress("starting Kafka…") as say:
+            broker.start(say=say)
     ensure_topics()
 
 

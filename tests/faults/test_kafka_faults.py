@@ -3,8 +3,10 @@
 A producer puts LINEAGE_KAFKA_FAULT_EVENTS (default 5,000) events on a topic of a real local broker,
 re-sending a batch until the broker acknowledged it, as OpenLineage's Kafka transport would; two
 real `lineage worker` processes of one consumer group load them into a dedicated Neo4j. During the
-load we kill -9 a worker, then the broker, then Neo4j, and start each again. Afterwards the graph
-must equal the graph of a clean load of the same events, and every produced event must be in it.
+load we kill -9 a worker, then the broker, then Neo4j, and start each again, and poison messages
+(nested 100,000 levels, a lone surrogate, not UTF-8, not JSON) go on the topic among the events.
+Afterwards the graph must equal the graph of a clean load of the same events, every produced event
+must be in it, and the dead letters must be exactly the poison messages.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from tests.helpers import free_port, rows  # noqa: E402
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 BATCH = 50
 EVENTS = int(os.environ.get("LINEAGE_KAFKA_FAULT_EVENTS", "5000"))
+POISON = [b"[" * 100_000 + b"]" * 100_000,
+          b'{"eventType": "COMPLETE", "job": {"namespace": "x", "name": "\\ud800"}}',
+          b'{"eventTime": "\xff\xfe"}',
+          b"not json at all"]
 
 
 def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
@@ -69,8 +75,15 @@ def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -
 
     def produce() -> None:
         nonlocal acked
+        from confluent_kafka import Producer
+
         log = KafkaLog(address, client_id="faults-producer")
-        for batch in batches:
+        poison = Producer({"bootstrap.servers": address.bootstrap, "message.max.bytes": 10_000_000})
+        every = max(1, len(batches) // (len(POISON) + 1))
+        for n, batch in enumerate(batches):
+            if n % every == every - 1 and n // every < len(POISON):
+                poison.produce(address.topic, value=POISON[n // every], key=f"poison-{n}".encode())
+                assert poison.flush(60) == 0, "a poison message was not acknowledged"
             while time.monotonic() < deadline:  # re-sent until acknowledged, like a producer
                 try:
                     log.append(batch)
@@ -121,7 +134,8 @@ def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -
         time.sleep(1)
         after_faults = _graph_state(graph)
         assert {e["run"]["runId"] for e in events} <= {r for r, _ in after_faults[2]}
-        assert not KafkaLog(address).dead_letters()  # a broker or Neo4j away is no fault of an event
+        # a broker or Neo4j away is no fault of an event: only the poison messages are dead letters
+        assert KafkaLog(address).dead_letter_count() == len(POISON)
 
         wipe(graph)
         Ingester(graph, batch_size=5000).ingest([RawItem(f"e{i}", obj=e) for i, e in enumerate(events)],

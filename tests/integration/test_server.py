@@ -44,8 +44,9 @@ def test_status_json_reports_how_to_connect(local_server: LocalServer) -> None:
     assert done.returncode == 0, done.stderr
     status = json.loads(done.stdout)
     assert status["state"] == "running"
-    assert status["bolt_uri"] == "bolt://127.0.0.1:17687"
-    assert status["browser_url"] == ("http://127.0.0.1:17474/browser/?dbms=neo4j://neo4j@127.0.0.1:17687"
+    bolt, http = server_settings().neo4j_bolt_port, server_settings().neo4j_http_port
+    assert status["bolt_uri"] == f"bolt://127.0.0.1:{bolt}"
+    assert status["browser_url"] == (f"http://127.0.0.1:{http}/browser/?dbms=neo4j://neo4j@127.0.0.1:{bolt}"
                                      "&db=neo4j&preselectAuthMethod=NATIVE")
     assert status["password_file"].endswith("neo4j/password")
 

@@ -92,3 +92,20 @@ def test_rows_of_any_answer_fit(width: int) -> None:
                                          drop=("namespace",)))
     _whole(lines, [f"{LONG}_0", f"{LONG}_2"])
     assert all(len(line) <= width for line in _boxed(lines)), "\n".join(lines)
+
+
+def test_progress_in_a_pipe_is_a_line_per_step_and_counts_up(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Where nothing can be redrawn (a pipe, a CI log), long work still says what it does: a line
+    when the step changes, and the step again every 10 s with its count."""
+    from api.cli import common
+
+    clock = iter([0.0, 0.5, 1.0, 10.5, 11.0, 12.0])
+    monkeypatch.setattr(common.time, "monotonic", lambda: next(clock))
+    with common.progress("starting Neo4j…") as say:
+        for s in (0, 1, 10, 11):
+            say(f"waiting for Neo4j to answer ({s} s)…")
+        say("applying the schema [constraints]…")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["starting Neo4j…", "waiting for Neo4j to answer (0 s)…",
+                     "waiting for Neo4j to answer (10 s)…", "applying the schema [constraints]…"]
