@@ -11,6 +11,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from impact.answers import first_words
 from impact.health import RATIOS, Group, Health
 from impact.slo import Verdict
 
@@ -124,7 +125,7 @@ def _failed(runs: list[dict[str, Any]]) -> str:
         return "<h2>Recent failed runs</h2><p class=ok>none</p>"
     rows = "".join(
         f"<tr><td><code>{escape(r['job'])}</code></td><td>{escape(str(r['failedAt']))}</td>"
-        f"<td>{escape((r.get('errorMessage') or '')[:200])}</td>"
+        f"<td>{escape(first_words(r.get('errorMessage') or ''))}</td>"
         f"<td>{_codes(r['outputs'])}</td><td>{_codes(r['readers'])}</td></tr>" for r in runs)
     return ("<h2>Recent failed runs</h2><table><tr><th>job</th><th>failed at</th><th>error</th>"
             f"<th>holds back</th><th>readers</th></tr>{rows}</table>")

@@ -16,6 +16,17 @@ MAX_DEPTH = 50
 DEFAULT_DEPTH = 20
 
 
+def first_words(text: str, most: int = 200) -> str:
+    """``text`` on one line, cut to at most ``most`` characters at a word's end (a run's error
+    message in an answer: a Spark error runs to pages), marked with " …" when cut."""
+    one = " ".join(text.split())
+    if len(one) <= most:
+        return one
+    cut = one[:most - 2]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > most // 2 else cut).rstrip() + " …"
+
+
 @dataclass(frozen=True)
 class Impacted:
     """One node the change reaches, and why."""

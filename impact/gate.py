@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from graph.db import Graph
-from impact.answers import clamp_depth, native_time, require_dataset
+from impact.answers import clamp_depth, first_words, native_time, require_dataset
 from impact.freshness import assess
 from impact.policies import Violation, check_rule
 from impact.policy_file import Policies
@@ -123,7 +123,7 @@ def _facts(fact: dict[str, Any], path_to_me: dict[str, tuple[str, ...]],
     for run in fact["latestRuns"]:
         at = native_time(run["time"])
         if run["state"] in FAILED and (last_success is None or at is None or last_success < at):
-            error = f": {str(run['errorMessage'])[:200]}" if run.get("errorMessage") else ""
+            error = f": {first_words(str(run['errorMessage']))}" if run.get("errorMessage") else ""
             found.append(Cause("failed-run", here, f"the latest run of {run['job']} "
                                f"{'failed' if run['state'] == 'FAIL' else 'was aborted'}"
                                f"{f' at {at:%Y-%m-%d %H:%M}' if at else ''} and no successful "

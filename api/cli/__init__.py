@@ -11,9 +11,11 @@ graph connections in ``common``, tables in ``render``.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 
+import typer
 from rich.markup import escape
 
 from api.cli.app import app
@@ -28,6 +30,30 @@ __all__ = ["app", "main"]
 for _group in ("load", "questions", "gdpr", "check", "policy", "health", "models", "discover",
                "events", "server", "services", "kafka"):
     importlib.import_module(f"api.cli.{_group}")
+
+
+def reflow(text: str) -> str:
+    """A docstring as help the terminal wraps: each paragraph's lines joined into one (Typer's
+    rich help keeps a docstring's line breaks, which at 80 columns make ragged half-lines);
+    paragraphs with an indented line (examples) are kept as written."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if any(line.startswith(" ") for line in p.splitlines())
+                       else " ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    if group.info.help:
+        group.info.help = reflow(str(group.info.help))
+    for command in group.registered_commands:
+        text = command.help or (command.callback.__doc__ if command.callback else None)
+        if text:
+            command.help = reflow(text)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _reflow_help(sub.typer_instance)
+
+
+_reflow_help(app)
 
 
 def main() -> None:

@@ -151,16 +151,18 @@ def walk_table(answer: Any) -> None:
     first = answer.impacted[0].path[0] if answer.impacted and answer.impacted[0].path else ""
     home = first[:first.rfind(":") + 1]  # the source's namespace, left out of the paths
     table = Table(title=f"{answer.direction} of {answer.source} (depth {answer.depth})",
-                  caption=f"paths leave out the namespace {home.rstrip(':')}" if home else None)
+                  caption=f"paths and names leave out the namespace {home.rstrip(':')}" if home else None)
     for col in ("kind", "name", "distance", "path", "why", "last seen", "owners", "beyond"):
         table.add_column(col)
     for i in answer.impacted:
         path = " → ".join(step.removeprefix(home) for step in i.path)
-        name = i.name + "".join(f"\n(also {a})" for a in i.aliases)
+        # another namespace than the source's is named: rows would look alike without it
+        name = (i.name if f"{i.namespace}:" == home else f"{i.namespace}:{i.name}") \
+            + "".join(f"\n(also {a})" for a in i.aliases)
         table.add_row(i.kind, name, str(i.distance), path, i.why,
                       f"{i.last_seen:%Y-%m-%d %H:%M}" if i.last_seen else "",
                       ", ".join(i.owners), "" if i.beyond is None else str(i.beyond))
-    fit(table, ("beyond", "owners", "last seen", "path", "why"))
+    fit(table, ("beyond", "owners", "last seen"))  # path and why are the answer: blocks first
     if answer.aliases:
         out.print(f"{answer.source} is also named {', '.join(answer.aliases)} (symlinks): "
                   "answered for every name", highlight=False)
@@ -196,7 +198,7 @@ def show_root_cause(answer: Any) -> None:
         table.add_row(str(i), str(c.score), c.kind, str(c.distance), c.summary, " <- ".join(c.path),
                       c.score_is())
     if answer.candidates:
-        fit(table, ("path", "distance", "score is"))
+        fit(table, ("distance", "score is"))
         if out.width >= 40:
             out.print("score: the kind's weight (failed run 100, failed assertion 80, stale or "
                       "missing input 60, schema change 40), +10 on a choke point, minus the hops "
@@ -317,7 +319,7 @@ def show_job(key: str, row: dict[str, Any]) -> None:
         took = (r["end"].to_native() - r["start"].to_native()) if r["end"] and r["start"] else ""
         table.add_row(r["runId"], r["state"] or "", stamp(r["start"]), stamp(r["end"]), str(took),
                       r["errorMessage"] or "")
-    fit(table, ("duration", "end", "error"))
+    fit(table, ("duration", "end"))  # a failed run's error is kept: blocks first
 
 
 def show_dead_letters(letters: list[Any]) -> None:
