@@ -48,24 +48,38 @@ def parse_change(doc: Any, graph: Graph) -> list[Change]:
     """Changes from a change file, an OpenLineage event, a column list, or a SQL statement.
 
     The document is first checked against the model of its kind (impact.change_doc)."""
+    kind, valid = check_shape(doc)
+    if kind == "changes":
+        return [_explicit(i, item) for i, item in enumerate(valid["changes"])]
+    if kind == "sql":
+        return _from_sql(valid, graph)
+    if kind == "columns":
+        ns, name = _ref(valid, "the column list")
+        return _diff(graph, ns, name, _columns(valid["columns"]))
+    return _from_event(valid, graph)
+
+
+def check_shape(doc: Any) -> tuple[str, Any]:
+    """What can be said of a change document without the graph: its kind (changes, sql, columns
+    or event) and the document as its model reads it; CheckInputError when it is malformed (so
+    that a malformed file is said before whether Neo4j answers)."""
     try:
-        return _parse_change(doc, graph)
+        if isinstance(doc, dict) and "changes" in doc:
+            valid = validated(ChangeList, doc)
+            for i, item in enumerate(valid["changes"]):
+                _explicit(i, item)
+            return "changes", valid
+        if isinstance(doc, dict) and "sql" in doc:
+            return "sql", validated(SqlChange, doc)
+        if isinstance(doc, dict) and "columns" in doc:
+            valid = validated(ColumnList, doc)
+            _ref(valid, "the column list")
+            _columns(valid["columns"])
+            return "columns", valid
+        if isinstance(doc, dict) and ("eventTime" in doc or "job" in doc or "dataset" in doc):
+            return "event", validated(EventChange, doc)
     except DocumentError as e:
         raise CheckInputError(str(e)) from e
-
-
-def _parse_change(doc: Any, graph: Graph) -> list[Change]:
-    if isinstance(doc, dict) and "changes" in doc:
-        items = validated(ChangeList, doc)["changes"]
-        return [_explicit(i, item) for i, item in enumerate(items)]
-    if isinstance(doc, dict) and "sql" in doc:
-        return _from_sql(validated(SqlChange, doc), graph)
-    if isinstance(doc, dict) and "columns" in doc:
-        doc = validated(ColumnList, doc)
-        ns, name = _ref(doc, "the column list")
-        return _diff(graph, ns, name, _columns(doc["columns"]))
-    if isinstance(doc, dict) and ("eventTime" in doc or "job" in doc or "dataset" in doc):
-        return _from_event(validated(EventChange, doc), graph)
     raise CheckInputError("unrecognised change: expected {changes: [...]}, an OpenLineage event, "
                           "{namespace, dataset, columns}, or {job, sql}")
 

@@ -29,6 +29,7 @@ from graph.errors import NotFound
 from impact.answers import ModelVersion, native_time, require_column, require_dataset
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
 from impact.changes import Change, CheckInputError
+from impact.discover import closest
 
 SEVERITY = {"SAFE": 0, "RISKY": 1, "BREAKING": 2}
 
@@ -110,7 +111,10 @@ def check(graph: Graph, changes: list[Change], *, depth: int = 20, as_of: dateti
             found = _classify(graph, change, depth, view, cutoff)
             versions = _models(graph, change, depth, view)
         except NotFound as e:
-            raise CheckInputError(f"unknown {e.kind} {e.key}: it is not in the graph") from e
+            close = closest(graph, e)
+            hint = "; did you mean: " + ", ".join(f"{f.namespace} {f.name}" for f in close) \
+                if close else ""
+            raise CheckInputError(f"unknown {e.kind} {e.key}: it is not in the graph{hint}") from e
         findings += found + _model_findings(change, versions, found, cutoff)
         models |= {(v.namespace, v.name, v.version): v for v in versions}
     findings.sort(key=lambda f: (-SEVERITY[f.severity], f.change, len(f.path), f.consumer))

@@ -65,10 +65,14 @@ def _worker() -> int:
     return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 
 
+def _base_state() -> Path:
+    return Path(os.environ.get("LINEAGE_TEST_STATE_DIR") or platformdirs.user_cache_dir(
+        "lineage-graph-test", appauthor=False))
+
+
 def server_settings() -> Settings:
     """Settings of this worker's test server (never the user's own state directory)."""
-    base = Path(os.environ.get("LINEAGE_TEST_STATE_DIR") or platformdirs.user_cache_dir(
-        "lineage-graph-test", appauthor=False))
+    base = _base_state()
     n = _worker()
     state = base if n == 0 else base.with_name(f"{base.name}-gw{n}")
     if n:
@@ -84,8 +88,17 @@ def server_settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def local_server() -> Iterator[LocalServer]:
-    """The provisioned test server, started for this session if needed."""
-    server = LocalServer(server_settings())
+    """The provisioned test server, started for this session if needed; a worker after the
+    first runs the first's jars (assembled once, under a lock, by whichever worker comes first)."""
+    settings = server_settings()
+    if _worker():
+        first = LocalServer(settings.model_copy(update={"state_dir": _base_state()}))
+        first._assemble()
+        lib = settings.neo4j_home / "lib"
+        if not lib.exists():
+            lib.parent.mkdir(parents=True, exist_ok=True)
+            lib.symlink_to(first.home / "lib", target_is_directory=True)
+    server = LocalServer(settings)
     _, started = server.start()
     yield server
     if started and not os.environ.get("LINEAGE_TEST_KEEP_SERVER"):

@@ -138,7 +138,7 @@ def _proposal(change: Path | None, dbt_manifest: Path | None, dbt_state: Path | 
     branch's manifest (its notes to stderr)."""
     import json
 
-    from impact.changes import parse_change
+    from impact.changes import CheckInputError, check_shape, parse_change
 
     if (change is None) == (dbt_manifest is None):
         raise fail("give either a CHANGE file or --dbt-manifest", code=2)
@@ -146,6 +146,10 @@ def _proposal(change: Path | None, dbt_manifest: Path | None, dbt_state: Path | 
         raise fail("--dbt-state needs --dbt-manifest", code=2)
     if change is not None:
         doc = load_change(_read(change), str(change))
+        try:
+            check_shape(doc)  # a malformed change is said before whether Neo4j answers
+        except CheckInputError as e:
+            raise fail(f"{change}: {e}", code=2) from e
         return lambda graph: parse_change(doc, graph)
     assert dbt_manifest is not None
     try:

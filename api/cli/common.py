@@ -204,12 +204,13 @@ def question(ask: Callable[[Graph], T]) -> T:
             try:
                 return ask(graph)
             except NotFound as e:
-                raise fail(str(e) + _suggestions(graph, e)) from e
+                raise fail(str(e) + suggestions(graph, e)) from e
     except LineageError as e:
         raise fail(str(e)) from e
 
 
-def _suggestions(graph: Graph, e: NotFound) -> str:
+def suggestions(graph: Graph, e: NotFound) -> str:
+    """"; did you mean: ..." with the names closest to what was not found, or nothing."""
     from impact.discover import closest
 
     close = closest(graph, e)

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.app import app
-from api.cli.common import DatasetName, DatasetNs, Depth, fail, get_settings, reading_graph, write
+from api.cli.common import (
+    DatasetName,
+    DatasetNs,
+    Depth,
+    fail,
+    get_settings,
+    reading_graph,
+    suggestions,
+    write,
+)
 from graph.errors import LineageError, NotFound
 
 if TYPE_CHECKING:
@@ -100,9 +109,10 @@ def gate_cmd(
         raise fail(str(e), code=2) from e
     try:
         with reading_graph(get_settings()) as graph:
-            answer = gate(graph, namespace, name, rules, depth)
-    except NotFound as e:
-        raise fail(str(e), code=2) from e
+            try:
+                answer = gate(graph, namespace, name, rules, depth)
+            except NotFound as e:
+                raise fail(str(e) + suggestions(graph, e), code=2) from e
     except LineageError as e:
         raise fail(str(e)) from e
     write((json.dumps(gate_json(answer), indent=2) if fmt == "json"
