@@ -36,6 +36,16 @@ CORPUS = Path(os.environ.get("LINEAGE_CORPUS", SHARED / "corpus"))
 TEST_VARIABLES = ("LINEAGE_TEST_", "LINEAGE_CORPUS", "LINEAGE_FAULT_", "LINEAGE_BENCH_STATE_DIR")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers `-n auto` starts: LINEAGE_TEST_WORKERS, else one per core up to 4 (each
+    runs a Neo4j of about 1.3 GB); one process alone when the tests share one server they wipe
+    (NEO4J_URI, testcontainers)."""
+    if os.environ.get("NEO4J_URI") or os.environ.get("LINEAGE_TEST_TESTCONTAINERS") == "1":
+        return 0
+    given = os.environ.get("LINEAGE_TEST_WORKERS")
+    return int(given) if given else max(1, min(4, os.cpu_count() or 1))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def isolated_environment() -> Iterator[None]:
     """The tests see the settings' defaults, not the shell's LINEAGE_* variables (a developer's

@@ -79,7 +79,7 @@ def test_a_malformed_change_is_said_before_whether_neo4j_answers(tmp_path: Path,
     doc = tmp_path / "bad.yaml"
     doc.write_text("changes:\n  - {op: explode_column, namespace: n, dataset: d, column: c}\n")
     done = CliRunner().invoke(app, ["check", str(doc)])
-    assert done.exit_code == 2 and "op must be one of" in done.output, done.output
+    assert done.exit_code == 2 and "changes.0.op" in done.output, done.output
     get_settings.cache_clear()
 
 
