@@ -113,7 +113,7 @@ def test_progress_in_a_pipe_is_a_line_per_step_and_counts_up(monkeypatch: pytest
     from api.cli import common
 
     clock = iter([0.0, 0.5, 1.0, 10.5, 11.0, 12.0])
-    monkeypatch.setattr(common.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr("api.cli.common.time.monotonic", lambda: next(clock))
     with common.progress("starting Neo4j…") as say:
         for s in (0, 1, 10, 11):
             say(f"waiting for Neo4j to answer ({s} s)…")
