@@ -26,8 +26,8 @@ class SeenCurrent:
 
     Kept small, since a worker lives for months: each key and digest as its 64-bit hash (a
     collision only makes a wrong guess), the least recently written forgotten past ``most`` keys
-    (about 180 bytes each: 200,000, every schema and lineage of a graph of 100,000 datasets, in
-    about 35 MB; docs/benchmarks.md, "A soak")."""
+    (200,000: every schema and lineage of a graph of 100,000 datasets; its size in
+    docs/benchmarks.md, "A worker's memory")."""
 
     def __init__(self, most: int = 200_000) -> None:
         self.most = most
