@@ -33,7 +33,7 @@ class Stack:
     def __init__(self, state: Path, log: str, workers: int) -> None:
         self.settings = Settings(state_dir=state, neo4j_bolt_port=free_port(),
                                  neo4j_http_port=free_port(), api_port=free_port(),
-                                 kafka_port=free_port(), kafka_controller_port=free_port())
+                                 kafka_port=free_port(), kafka_controller_port=free_port(), log=log)
         s = self.settings
         self.env = os.environ | {
             "LINEAGE_STATE_DIR": str(state), "LINEAGE_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),

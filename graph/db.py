@@ -57,6 +57,20 @@ class _Rows(list[Any]):
 def _quiet(params: dict[str, Any]) -> dict[str, Any]:
     return {k: _Rows(v) if type(v) is list else v for k, v in params.items()}
 
+
+def _run(tx: Transaction, step: Step) -> list[dict[str, Any]]:
+    """One step in ``tx``, its rows read. Its row lists are emptied afterwards: the driver keeps
+    what it sent in objects that refer to each other, which only the cyclic garbage collector
+    frees (rarely, in a process that ingests: ingest.pipeline.relax_gc), and the rows would wait
+    with them (docs/benchmarks.md, "A worker's memory")."""
+    params = _quiet(step[1])
+    try:
+        return tx.run(query(step[0]).text, params).data()
+    finally:
+        for value in params.values():
+            if type(value) is _Rows:
+                value.clear()
+
 # Neo4j's codes for a transaction refused for its memory. They are transient errors, which the
 # driver would retry as they are for up to max_transaction_retry_time: the same transaction fails
 # the same way (a backlog batch for over a minute per try), so they are raised at once instead.
@@ -165,12 +179,11 @@ class Graph:
         names = [name for name, _ in steps]  # what an error names: the queries of both rounds
 
         def work(tx: Transaction) -> list[tuple[Step, list[dict[str, Any]]]]:
-            done = [(step, tx.run(query(step[0]).text, _quiet(step[1])).data()) for step in steps]
+            done = [(step, _run(tx, step)) for step in steps]
             if then is not None:
                 more = then([rows for _, rows in done])
                 names[len(steps):] = [name for name, _ in more]
-                done += [(step, tx.run(query(step[0]).text, _quiet(step[1])).data())
-                         for step in more]
+                done += [(step, _run(tx, step)) for step in more]
             tx.commit()
             return done
 
@@ -206,9 +219,9 @@ class Graph:
         try:
             with self.driver.session() as session, session.begin_transaction(
                     metadata=self._tag("rehearsal", *names)) as tx:
-                results = [tx.run(query(step[0]).text, _quiet(step[1])).data() for step in steps]
+                results = [_run(tx, step) for step in steps]
                 for step in then(results) if then is not None else ():
-                    tx.run(query(step[0]).text, _quiet(step[1])).consume()
+                    _run(tx, step)
                 found = inspect(_InTransaction(self, tx))
                 tx.rollback()
                 return found

@@ -26,18 +26,20 @@ from ingest.validate import ValidEvent, logged, validate
 
 log = logging.getLogger(__name__)
 
-# Collect the youngest generation every 1,000,000 allocations (Python's default: 700).
-GC_THRESHOLDS = (1_000_000, 20, 100)
+# Collect the youngest generation every 100,000 allocations (Python's default: 700), the older
+# ones every 10 collections of the younger (as the default)
+GC_THRESHOLDS = (100_000, 10, 10)
 
 
 def relax_gc() -> None:
-    """Make Python's cyclic garbage collector run far less often in a process that ingests.
+    """Make Python's cyclic garbage collector run less often in a process that ingests or serves.
 
-    A batch allocates hundreds of thousands of small dicts and lists and frees them as a whole;
-    they form no reference cycles, so the collector's passes over them find nothing, and with the
-    default thresholds they took about a third of the time to prepare a batch (measurements in
-    docs/benchmarks.md, "Ingest, end to end"). Only cyclic garbage waits longer; everything else
-    is still freed by reference counting at once.
+    A batch allocates many small dicts and lists and frees them as a whole; they form no cycles,
+    so the collector's passes over them find nothing, and at the default thresholds those passes
+    were a large share of preparing a batch. What does form cycles (the Neo4j driver's objects of
+    each query, a request's) still waits for only one young-generation threshold: a larger one
+    let that garbage grow a worker and the API by hundreds of MB. Both measured in
+    docs/benchmarks.md ("Ingest, end to end", "A worker's memory").
     """
     gc.set_threshold(*GC_THRESHOLDS)
 

@@ -1,6 +1,6 @@
 """Crash recovery, scripted and bounded in time, on loopback only.
 
-Concurrent clients post LINEAGE_FAULT_EVENTS (default 10,000) events to a real `lineage serve`
+Concurrent clients post LINEAGE_FAULT_EVENTS (default 3,000) events to a real `lineage serve`
 while a real `lineage worker` loads them into a dedicated Neo4j. During the load we kill -9 the
 API, then the worker, then Neo4j, and start each again. Clients behave like OpenLineage producers
 with retries: a batch is re-sent until it is acknowledged. Afterwards the graph must equal the
@@ -36,7 +36,7 @@ from tests.helpers import edges, free_port, nodes, rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
-EVENTS = int(os.environ.get("LINEAGE_FAULT_EVENTS", "10000"))
+EVENTS = int(os.environ.get("LINEAGE_FAULT_EVENTS", "3000"))
 BATCH = 25
 CLIENTS = 4
 

@@ -1,6 +1,6 @@
 """Crash recovery on the Kafka log, scripted and bounded in time, on loopback only.
 
-A producer puts LINEAGE_KAFKA_FAULT_EVENTS (default 5,000) events on a topic of a real local broker,
+A producer puts LINEAGE_KAFKA_FAULT_EVENTS (default 2,000) events on a topic of a real local broker,
 re-sending a batch until the broker acknowledged it, as OpenLineage's Kafka transport would; two
 real `lineage worker` processes of one consumer group load them into a dedicated Neo4j. During the
 load we kill -9 a worker, then the broker, then Neo4j, and start each again, and poison messages
@@ -37,7 +37,7 @@ from tests.helpers import free_port, rows  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 BATCH = 50
-EVENTS = int(os.environ.get("LINEAGE_KAFKA_FAULT_EVENTS", "5000"))
+EVENTS = int(os.environ.get("LINEAGE_KAFKA_FAULT_EVENTS", "2000"))
 POISON = [b"[" * 100_000 + b"]" * 100_000,
           b'{"eventType": "COMPLETE", "job": {"namespace": "x", "name": "\\ud800"}}',
           b'{"eventTime": "\xff\xfe"}',
