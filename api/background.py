@@ -25,7 +25,9 @@ def start(services: Services) -> Keeping | None:
     which reads from the event log how far the worker has loaded what the API received."""
     settings = services.settings
     if settings.warm_on_start:
-        warm_in_background(services.graph)
+        warm_in_background(services.graph, services.warmed)
+    else:
+        services.warmed.set()
     if settings.plan_keeper_seconds <= 0:
         return None
 
@@ -36,14 +38,15 @@ def start(services: Services) -> Keeping | None:
     return keep_plans_in_background(services.graph, settings.plan_keeper_seconds, backlog)
 
 
-def warm_in_background(graph: Callable[[], Graph]) -> None:
+def warm_in_background(graph: Callable[[], Graph], warmed: threading.Event) -> None:
     """Warm Neo4j (impact.warm) on a thread of its own, through ``graph``, the API's own
     connection (opened here if it is not yet), saying when it is done; questions asked meanwhile
     are answered as usual, only not yet at their warm speed.
 
     Through the API's own connection, the first question a user asks finds the driver open, its
     pool holding a connection, and this process's code for each question already run once
-    (measured in docs/benchmarks.md, "The first question after a start")."""
+    (measured in docs/benchmarks.md, "The first question after a start"). ``warmed`` is set when
+    it ends, done or not (``/ready`` says so, and ``lineage up`` waits for it)."""
 
     def run() -> None:
         try:
@@ -51,6 +54,8 @@ def warm_in_background(graph: Callable[[], Graph]) -> None:
         except Exception as e:  # warming is an optimisation: never take the API down with it
             _say(f"warming Neo4j stopped: {e}")
             return
+        finally:
+            warmed.set()
         _say(f"Neo4j warmed in {done.seconds:.1f} s" + (f" (questions planned on {done.hub})"
                                                            if done.hub else ""))
 

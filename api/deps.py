@@ -47,6 +47,8 @@ class Services:
         self._owned: list[Graph | EventLog] = []  # what this app opened: it closes them
         self._committer: GroupCommitter | None = None
         self._lock = threading.Lock()  # sync routes run on several threads
+        # set once Neo4j is warmed (api.background), or at once when nothing warms it
+        self.warmed = threading.Event()
 
     def graph(self) -> Graph:
         with self._lock:

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +114,29 @@ def stop(settings: Settings, name: str, timeout: float = 15.0) -> bool:
         os.kill(current.pid, signal.SIGKILL)
     _pid_file(settings, name).unlink(missing_ok=True)
     return True
+
+
+def wait_warmed(api_url: str, timeout: float = 300.0) -> bool:
+    """Wait until the API at ``api_url`` says Neo4j is warmed (``/ready``: api.background); False
+    at ``timeout``, or when the API does not say (it stopped answering, or refuses the probe)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{api_url}/ready", timeout=5) as response:
+                body = response.read()
+        except urllib.error.HTTPError as e:
+            if e.code != 503:  # 503: not ready (Neo4j away), and its body still says
+                return False
+            body = e.read()
+        except OSError:
+            return False
+        try:
+            if json.loads(body).get("warmed", True):  # an API that does not say: nothing to wait for
+                return True
+        except (ValueError, AttributeError):
+            return False
+        time.sleep(0.3)
+    return False
 
 
 def wait_http(url: str, timeout: float = 30.0) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from graph.db import Graph, Step
 from graph.errors import QueryError
+from graph.queries import library
 from ingest.rows import KINDS, Rows
 from ingest.transform import edge_key
 from ingest.version_members import Members, column_rows, edge_rows, wire
@@ -240,3 +241,13 @@ def load(graph: Graph, plan: Plan) -> int:
         if name in _COUNTS_DUPLICATES and result:
             duplicates += int(result[0].get("duplicates") or 0)
     return duplicates
+
+
+def plan_ahead(graph: Graph) -> None:
+    """Have Neo4j plan every ingest query before the first batch: each run once with no rows, in
+    a transaction rolled back (nothing is written). A server just started plans them all at the
+    first batch otherwise, which made it many times slower than the next (docs/benchmarks.md,
+    "The first answers after a start")."""
+    steps: list[Step] = [(named.name, {param: [] for param in named.params})
+             for named in library().values() if named.name.startswith("ingest/")]
+    graph.rehearse(steps, None, lambda _: None)

@@ -113,6 +113,7 @@ def worker_cmd(
                 return
             log.info("consuming %s (lag %d events)",
                      settings.log_path if settings.log == "sqlite" else settings.log, worker.lag())
+            _plan_ahead(graph)
             watching, webhook = _watch_policies(graph, rules, settings.policy_webhook, events)
 
             def on_batch(result: BatchResult) -> None:
@@ -388,8 +389,25 @@ def up_cmd(
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not processes.wait_http(f"{url}/health"):
         raise fail(f"the API did not answer at {url}; see {api_proc.log}")
+    with progress("warming Neo4j (so that the first questions answer at full speed)…"):
+        if not processes.wait_warmed(url):
+            err.print(f"Neo4j is still warming; questions answer meanwhile, slower (see {api_proc.log})")
     print_up(settings)
     out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {worker_proc.log.parent}")
+
+
+def _plan_ahead(graph: Graph) -> None:
+    """The ingest queries planned before the first batch (ingest.load.plan_ahead): an
+    optimisation, so a failure is logged and the worker goes on."""
+    from ingest.load import plan_ahead
+
+    started = time.monotonic()
+    try:
+        plan_ahead(graph)
+    except LineageError as e:
+        log.warning("planning the ingest queries ahead failed (%s); the first batch plans them", e)
+        return
+    log.info("ingest queries planned in %.1f s", time.monotonic() - started)
 
 
 def _kafka_up(settings: Settings) -> None:

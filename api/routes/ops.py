@@ -27,7 +27,8 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/ready", summary="Ready: the log is writable and Neo4j answers")
+@router.get("/ready", summary="Ready: the log is writable and Neo4j answers (and whether Neo4j "
+                              "is warmed yet, which readiness does not wait for)")
 def ready(request: Request) -> JSONResponse:
     found = services(request)
     checks = {"log": found.log().writable()}
@@ -37,7 +38,8 @@ def ready(request: Request) -> JSONResponse:
     except Exception:
         checks["neo4j"] = False
     ok = all(checks.values())
-    return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+    return JSONResponse({"ready": ok, "checks": checks, "warmed": found.warmed.is_set()},
+                        status_code=200 if ok else 503)
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)

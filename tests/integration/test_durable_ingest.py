@@ -401,6 +401,7 @@ def test_metrics_and_readiness(api: TestClient, log: SQLiteLog, graph: Graph) ->
     assert "lineage_worker_lag_events 0" in text and "lineage_worker_events_total 2" in text
     ready = api.get("/ready")
     assert ready.status_code == 200 and ready.json()["checks"] == {"log": True, "neo4j": True}
+    assert ready.json()["warmed"] is False  # this app runs no warm-up (run_in_background off)
 
 
 def _free_port() -> int:

@@ -17,9 +17,10 @@ from graph.errors import LineageError
 from graph.settings import get_settings
 from impact.blast_radius import dataset_blast_radius
 from impact.warm import PlanKeeper, warm
+from ingest.load import plan_ahead
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem, read_file
-from tests.helpers import point_cli_at_test_server
+from tests.helpers import edges, nodes, point_cli_at_test_server
 
 pytestmark = pytest.mark.integration
 
@@ -88,10 +89,12 @@ def test_serve_warms_through_the_apis_own_connection_and_leaves_it_open(graph: G
         asked.append(graph)
         return graph
 
-    warm_in_background(the_apis_graph)
+    warmed = threading.Event()
+    warm_in_background(the_apis_graph, warmed)
     [thread] = [t for t in threading.enumerate() if t.name == "warm"]
     thread.join(timeout=120)
     assert not thread.is_alive() and asked == [graph]
+    assert warmed.is_set()  # what /ready reports and `lineage up` waits for
     # still open, and the questions it warmed still answer
     assert dataset_blast_radius(graph, "postgres://warehouse:5432", "raw.orders").impacted
 
@@ -208,3 +211,14 @@ def test_the_serves_plan_keeper_goes_on_after_a_failed_round_and_says_so_once(
     assert keeping.keeper.tick() is None  # and that round saw the graph as it is now
     said = capsys.readouterr().err
     assert said.count("plan keeper: a round failed (Neo4j is not reachable)") == 1
+
+
+def test_the_worker_plans_its_queries_ahead_and_writes_nothing(graph: Graph) -> None:
+    # what a worker does before its first batch (ingest.load.plan_ahead): every ingest query run
+    # with no rows, on an empty graph and on a loaded one; the graph is left as it was
+    plan_ahead(graph)
+    assert not nodes(graph)
+    Ingester(graph).ingest(read_file(SHOP), IngestReport())
+    before = (nodes(graph), edges(graph))
+    plan_ahead(graph)
+    assert (nodes(graph), edges(graph)) == before

@@ -1,0 +1,76 @@
+"""`lineage up` waits until the API says Neo4j is warmed (``/ready``'s ``warmed``), and never
+longer than it must: an API that refuses the probe or does not say is not waited for."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from api.processes import wait_warmed
+
+
+class _Ready(BaseHTTPRequestHandler):
+    answers: list[tuple[int, dict[str, object]]] = []
+    asked = 0
+
+    def do_GET(self) -> None:  # noqa: N802 (the handler's protocol)
+        type(self).asked += 1
+        status, body = self.answers[min(self.asked, len(self.answers)) - 1]
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture
+def api() -> Iterator[tuple[str, type[_Ready]]]:
+    handler = type("Ready", (_Ready,), {"answers": [], "asked": 0})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+
+
+def test_waits_until_warmed(api: tuple[str, type[_Ready]]) -> None:
+    url, handler = api
+    handler.answers = [(200, {"ready": True, "warmed": False})] * 3 + [(200, {"warmed": True})]
+    assert wait_warmed(url, timeout=30) is True
+    assert handler.asked == 4
+
+
+def test_a_503_still_says_whether_warmed(api: tuple[str, type[_Ready]]) -> None:
+    url, handler = api
+    handler.answers = [(503, {"ready": False, "warmed": False}), (503, {"warmed": True})]
+    assert wait_warmed(url, timeout=30) is True
+
+
+def test_gives_up_at_the_timeout(api: tuple[str, type[_Ready]]) -> None:
+    url, handler = api
+    handler.answers = [(200, {"warmed": False})]
+    assert wait_warmed(url, timeout=1) is False
+    assert handler.asked >= 2
+
+
+@pytest.mark.parametrize("status, body, expected", [
+    (401, {"error": "token"}, False),  # refused: cannot tell, do not wait
+    (200, {"ready": True}, True),  # an API that does not say (an older one): nothing to wait for
+])
+def test_an_api_that_cannot_tell_is_not_waited_for(api: tuple[str, type[_Ready]], status: int,
+                                                   body: dict[str, object], expected: bool) -> None:
+    url, handler = api
+    handler.answers = [(status, body)]
+    assert wait_warmed(url, timeout=30) is expected
+    assert handler.asked == 1
+
+
+def test_nothing_answering_is_not_waited_for() -> None:
+    assert wait_warmed("http://127.0.0.1:9", timeout=30) is False
