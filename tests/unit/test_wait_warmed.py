@@ -7,6 +7,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from api.processes import wait_warmed
 
 
 class _Ready(BaseHTTPRequestHandler):
-    answers: list[tuple[int, dict[str, object]]] = []
+    answers: list[tuple[int, Any]] = []
     asked = 0
 
     def do_GET(self) -> None:  # noqa: N802 (the handler's protocol)
