@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from api import background, errors
+from api import errors
 from api.deps import Services
 from api.guard import Guard
 from api.logs import RequestContext
@@ -37,9 +37,10 @@ from api.routes import (
     stats,
     tags,
 )
+from api.services import background
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from ingest.log import EventLog
+from ingest.log.sqlite import EventLog
 
 ROUTERS = (ops, lineage, questions, lookups, namespaces, datasets, jobs, runs, sources, tags,
            search, stats, policies, gate, health)
@@ -50,7 +51,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
                events: EventLog | None = None, run_in_background: bool = False) -> FastAPI:
     """The application. ``graph`` and the event log are opened from ``settings`` on first use,
     and closed with the app; ``run_in_background``: also start what ``lineage serve`` runs beside
-    the API (api.background), and stop it with the app."""
+    the API (api.services.background), and stop it with the app."""
     found = Services(settings or get_settings(), graph, events)
 
     @contextlib.asynccontextmanager

@@ -16,15 +16,15 @@ from fastapi import Depends, HTTPException, Query, Request
 
 from api.auth import Tokens, is_loopback, parse_tokens
 from api.errors import BadParam
-from api.health_cache import HealthCache
 from api.metrics import Counters
 from api.receive import BodyBudget
 from api.request_stats import RequestStats
+from api.services.health_cache import HealthCache
 from graph.db import Graph, open_graph
 from graph.settings import Settings
 from ingest import commands
-from ingest.group_commit import GroupCommitter
-from ingest.log import Checked, EventLog, open_event_log
+from ingest.log.group_commit import GroupCommitter
+from ingest.log.sqlite import Checked, EventLog, open_event_log
 from ingest.times import parse_time
 
 BODY_BUDGET_FACTOR = 4
@@ -47,7 +47,7 @@ class Services:
         self._owned: list[Graph | EventLog] = []  # what this app opened: it closes them
         self._committer: GroupCommitter | None = None
         self._lock = threading.Lock()  # sync routes run on several threads
-        # set once Neo4j is warmed (api.background), or at once when nothing warms it
+        # set once Neo4j is warmed (api.services.background), or at once when nothing warms it
         self.warmed = threading.Event()
 
     def graph(self) -> Graph:

@@ -39,7 +39,7 @@ from graph.errors import (
     QueryTimeout,
     ServerError,
 )
-from ingest.event_log import NotOffered
+from ingest.log.protocol import NotOffered
 
 log = logging.getLogger(__name__)
 

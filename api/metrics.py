@@ -10,10 +10,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from api.request_stats import BUCKETS, RequestStats
-from impact.health import RATIOS, Group, Health
-from impact.slo import Verdict
-from ingest.kafka_log import KafkaLog, describe_group
-from ingest.log import EventLog, LogError
+from impact.health.measure import RATIOS, Group, Health
+from impact.health.slo import Verdict
+from ingest.log.kafka import KafkaLog, describe_group
+from ingest.log.sqlite import EventLog, LogError
 from ingest.worker import backlog
 
 
@@ -54,9 +54,9 @@ def render(counters: Counters, log: EventLog,
            stats: RequestStats | None = None,
            health: tuple[Health, list[Verdict], float, float] | None = None) -> str:
     """The metrics; ``violations``: (rule, severity, open) of the policy rules the worker keeps
-    checked (impact.violations.open_counts), None when there are none to say; ``stats``: the
+    checked (impact.policy.violations.open_counts), None when there are none to say; ``stats``: the
     API's latency and refusals; ``health``: the latest measure of lineage health with its SLO
-    verdicts, its age and how long it took (api.health_cache), None before the first."""
+    verdicts, its age and how long it took (api.services.health_cache), None before the first."""
     out: list[str] = []
 
     def metric(name: str, kind: str, help_: str,

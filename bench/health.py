@@ -22,8 +22,8 @@ from bench.latency import bench_settings, emit
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
-from impact.health import RUNS_READ, measure, summarize
-from impact.tiers import Pattern, Tiers
+from impact.health.measure import RUNS_READ, measure, summarize
+from impact.health.tiers import Pattern, Tiers
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 

@@ -46,7 +46,7 @@ from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 
 
 def free_port() -> int:

@@ -32,9 +32,9 @@ from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings
-from ingest.kafka_broker import LocalBroker
-from ingest.kafka_log import KafkaAddress, KafkaLog, create_topics, group_lag
-from ingest.log import SQLiteLog
+from ingest.log.kafka import KafkaAddress, KafkaLog, create_topics, group_lag
+from ingest.log.kafka_broker import LocalBroker
+from ingest.log.sqlite import SQLiteLog
 from ingest.worker import CONSUMER
 
 

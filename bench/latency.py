@@ -38,7 +38,7 @@ from graph.schema import apply_schema
 from graph.settings import Settings
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
 from impact.discover import did_you_mean
-from impact.marquez_lineage import column_lineage, lineage
+from impact.marquez.lineage import column_lineage, lineage
 from impact.root_cause import root_cause_dataset
 from impact.upstream import dataset_upstream
 from impact.where import where

@@ -39,7 +39,7 @@ from bench.latency import bench_settings, emit, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
-from impact.marquez_lineage import column_lineage, lineage
+from impact.marquez.lineage import column_lineage, lineage
 from impact.root_cause import root_cause_dataset
 from impact.upstream import dataset_upstream
 from impact.where import where

@@ -25,7 +25,7 @@ from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from impact.blast_radius import dataset_blast_radius
-from impact.marquez_lineage import lineage
+from impact.marquez.lineage import lineage
 from impact.root_cause import root_cause_dataset
 from impact.where import where
 

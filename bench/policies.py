@@ -27,10 +27,10 @@ from bench.latency import bench_settings, emit, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
-from impact.policies import check_rule
-from impact.policy_file import parse_policies
-from impact.watch import PolicyWatch, Watching
-from ingest.log import SQLiteLog
+from impact.policy.check import check_rule
+from impact.policy.rules import parse_policies
+from impact.policy.watch import PolicyWatch, Watching
+from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 from ingest.worker import Worker

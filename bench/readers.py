@@ -34,7 +34,7 @@ from bench.latency import bench_settings, emit, percentile
 from bench.peer import renamed
 from bench.wire import Connection, payloads
 from graph.local_server import LocalServer
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 
 STREAM_TABLES = 1000  # a day of the stream: 2,000 events (a START and an end per table)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from graph.local_server import LocalServer
 from graph.settings import Settings
-from ingest.kafka_broker import LocalBroker
+from ingest.log.kafka_broker import LocalBroker
 
 
 def free_port() -> int:

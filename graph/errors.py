@@ -17,19 +17,19 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── EventError               an OpenLineage event is rejected (carries where and why)
     ├── NotFound                 a dataset, column, job or run asked about does not exist
     ├── NotJson                  (ingest.limits) a payload is not JSON, or holds NaN / Infinity
-    ├── LogError                 (ingest.event_log) the event log cannot be read or written
+    ├── LogError                 (ingest.log.protocol) the event log cannot be read or written
     │   └── NotOffered           … because this kind of log does not keep what is asked (Kafka)
-    ├── MlflowError              (ingest.mlflow_records) an MLflow tracking server cannot be read
+    ├── MlflowError              (ingest.mlflow.records) an MLflow tracking server cannot be read
     ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
     ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events
-    ├── CheckInputError          (impact.check) a change to check names what the graph lacks
-    ├── PolicyError              (impact.policy_file) a policy file that cannot be used
-    ├── DocumentError            (impact.change_doc) a change document is malformed
-    ├── SqlError                 (impact.sql) SQL too large, crashing the parser, or past its limits
-    ├── TiersError               (impact.tiers) a tiers file that cannot be used
-    ├── SloError                 (impact.slo) an SLO file that cannot be used
-    ├── AmbiguousModel           (impact.provenance) a model name several models carry
-    └── BadNodeId                (impact.marquez_lineage) a Marquez nodeId cannot be parsed
+    ├── CheckInputError          (impact.change.check) a change to check names what the graph lacks
+    ├── PolicyError              (impact.policy.rules) a policy file that cannot be used
+    ├── DocumentError            (impact.change.document) a change document is malformed
+    ├── SqlError                 (impact.change.sql) SQL too large, crashing the parser, or past its limits
+    ├── TiersError               (impact.health.tiers) a tiers file that cannot be used
+    ├── SloError                 (impact.health.slo) an SLO file that cannot be used
+    ├── AmbiguousModel           (impact.ml.provenance) a model name several models carry
+    └── BadNodeId                (impact.marquez.lineage) a Marquez nodeId cannot be parsed
         └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)
 
 The HTTP API's own errors are drawn in :mod:`api.errors`.

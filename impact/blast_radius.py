@@ -27,7 +27,7 @@ from impact.answers import (
     summarise,
 )
 from impact.flow import criticality, flow_graph
-from impact.models import trained_on_columns, trained_on_datasets
+from impact.ml.models import trained_on_columns, trained_on_datasets
 
 
 def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,

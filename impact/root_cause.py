@@ -24,7 +24,7 @@ from graph.db import Graph
 from graph.errors import NotFound
 from impact.answers import clamp_depth, native_time, require_dataset
 from impact.flow import choke_points, flow_graph
-from impact.freshness import TOLERANCE, assess, run_states
+from impact.health.freshness import TOLERANCE, assess, run_states
 
 WEIGHT = {"failed run": 100, "failed assertion": 80, "stale input": 60, "missing input": 60,
           "schema change": 40}

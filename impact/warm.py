@@ -34,7 +34,7 @@ from typing import Any
 from graph.db import Graph
 from graph.errors import LineageError
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
-from impact.marquez_lineage import column_lineage, lineage
+from impact.marquez.lineage import column_lineage, lineage
 from impact.root_cause import root_cause_dataset
 from impact.upstream import column_upstream, dataset_upstream
 from impact.where import where

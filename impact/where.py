@@ -18,7 +18,7 @@ from typing import Any
 
 from graph.db import Graph
 from impact.answers import ModelVersion, clamp_depth, native_time, require_column, retired_note
-from impact.models import trained_on_columns, with_forms
+from impact.ml.models import trained_on_columns, with_forms
 
 LABELS = ("raw", "unknown", "transformed", "masked", "aggregated", "influence")
 """Most exposing first; the Cypher query's levels 5..0."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import LineageError
-from ingest.event_log import WORKER, EventLog
+from ingest.log.protocol import WORKER, EventLog
 from ingest.secrets import scrub_text
 
 COMMANDS: dict[str, str] = {

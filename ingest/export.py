@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ingest.log import EventLog
+from ingest.log.sqlite import EventLog
 from ingest.times import parse_time
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
-from ingest.event_log import WORKER, Checked, EventLog
 from ingest.load import Plan, SeenCurrent, load
-from ingest.log import encode
+from ingest.log.protocol import WORKER, Checked, EventLog
+from ingest.log.sqlite import encode
 from ingest.read import RawItem
 from ingest.rows import Rows
 from ingest.transform import transform

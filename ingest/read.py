@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ingest.event_log import UNREADABLE, Checked, Entry
 from ingest.limits import NotJson, loads
+from ingest.log.protocol import UNREADABLE, Checked, Entry
 
 Kind = Literal["auto", "json", "ndjson"]
 

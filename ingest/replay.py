@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from graph.db import Graph
 from graph.errors import LineageError
 from ingest import commands
-from ingest.event_log import Entry, EventLog
+from ingest.log.protocol import Entry, EventLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import from_log
 

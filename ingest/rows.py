@@ -43,7 +43,7 @@ class Rows:
 
     def touched(self) -> set[tuple[str, str]]:
         """Every dataset (namespace, name) these rows write, read, rename or name in an edge:
-        what a batch could have changed the lineage of (impact.watch)."""
+        what a batch could have changed the lineage of (impact.policy.watch)."""
         found = {(r["namespace"], r["name"]) for kind in ("datasets", "reads", "writes",
                                                           "job_reads", "job_writes", "symlinks",
                                                           "renames")
@@ -62,7 +62,7 @@ class Rows:
 
     def handoffs(self) -> set[tuple[str, str]]:
         """The jobs (namespace, name) at an end of an explicit lineage edge: nodes of lineage
-        the batch could have joined to others (impact.watch)."""
+        the batch could have joined to others (impact.policy.watch)."""
         return {(r[f"{end}Namespace"], r[f"{end}Name"]) for r in self.flows
                 for end in ("out", "in") if r[f"{end}Kind"] == "JOB"}
 

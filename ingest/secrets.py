@@ -214,7 +214,7 @@ def scrub(value: Any) -> Any:
 
 def scrub_encoded(value: Any) -> tuple[Any, str | None]:
     """``scrub(value)``, and when nothing needed scrubbing, its canonical JSON text as the event
-    log stores it (:func:`ingest.log.encode`): the API then encodes each event once, for this
+    log stores it (:func:`ingest.log.sqlite.encode`): the API then encodes each event once, for this
     look and for the log, instead of twice."""
     try:
         text = codec.canonical(value).decode("utf-8")

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ingest import codec
-from ingest.event_log import Checked
 from ingest.facet_shapes import FACET_CHECKS, FACET_MODELS
 from ingest.limits import MAX_DATASETS, MAX_FIELDS, MAX_NAME_BYTES, problems
+from ingest.log.protocol import Checked
 from ingest.secrets import scrub, scrub_encoded
 from ingest.times import normal_form, parse_time
 
@@ -40,7 +40,7 @@ class ValidEvent:
     known_digest: str | None = field(default=None, repr=False, compare=False)
     """The digest of ``raw`` when the caller knows it (the event log's canonical entries)."""
     text: str | None = field(default=None, repr=False, compare=False)
-    """``raw``'s canonical JSON (``ingest.log.encode``), when validation made it (see
+    """``raw``'s canonical JSON (``ingest.log.sqlite.encode``), when validation made it (see
     ``ingest.secrets.scrub_encoded``): the API logs it as it is."""
 
     @cached_property

@@ -37,10 +37,10 @@ from graph.errors import DatabaseUnavailable
 from graph.log_context import bound
 from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES, Settings
 from ingest import commands
-from ingest.event_log import WORKER
-from ingest.kafka_log import KafkaLog, describe_group
 from ingest.load import SeenCurrent
-from ingest.log import Entry, EventLog, LogError, open_event_log
+from ingest.log.kafka import KafkaLog, describe_group
+from ingest.log.protocol import WORKER
+from ingest.log.sqlite import Entry, EventLog, LogError, open_event_log
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem, from_log
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.db import Graph
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem, read_payload
 

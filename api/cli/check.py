@@ -19,8 +19,8 @@ from graph.errors import LineageError
 
 if TYPE_CHECKING:
     from graph.db import Graph
-    from impact.policy_delta import PolicyDelta
-    from impact.policy_file import Policies
+    from impact.policy.delta import PolicyDelta
+    from impact.policy.rules import Policies
 
 @app.command("check", rich_help_panel="Ask")
 def check_cmd(
@@ -59,11 +59,11 @@ def check_cmd(
     dbt branch is the change: its models compared with the graph (or with --dbt-state). With
     policy rules (--policies or LINEAGE_POLICIES), also what the change does to them: "new
     violation of rule pii-masked: ..." fails, a violation it removes is said."""
-    from api.policy_reports import delta_json, delta_markdown, delta_text
-    from api.reports import check_json, check_markdown, check_text
+    from api.render.check import check_json, check_markdown, check_text
+    from api.render.policy import delta_json, delta_markdown, delta_text
     from impact.answers import clamp_depth
-    from impact.changes import CheckInputError
-    from impact.check import check
+    from impact.change.check import check
+    from impact.change.read import CheckInputError
 
     if fail_on not in ("breaking", "risky", "never"):
         raise fail("--fail-on must be breaking, risky or never", code=2)
@@ -102,7 +102,7 @@ def check_cmd(
 
 
 def _rules(path: Path | None) -> Policies | None:
-    from impact.policy_file import PolicyError, read_policies
+    from impact.policy.rules import PolicyError, read_policies
 
     if path is None:
         return None
@@ -114,9 +114,9 @@ def _rules(path: Path | None) -> Policies | None:
 
 def _policies(graph: Graph, rules: Policies, change: Path | None, dbt_manifest: Path | None,
               dbt_namespace: str | None, depth: int | None) -> PolicyDelta:
-    """The rules before and after the change: its events rehearsed (api.rehearsal)."""
-    from api.rehearsal import rehearse_policies
-    from impact.dbt_changes import branch_events
+    """The rules before and after the change: its events rehearsed (api.services.rehearsal)."""
+    from api.services.rehearsal import rehearse_policies
+    from impact.change.dbt import branch_events
 
     events: list[dict[str, Any]] = []
     if dbt_manifest is not None:
@@ -138,7 +138,7 @@ def _proposal(change: Path | None, dbt_manifest: Path | None, dbt_state: Path | 
     branch's manifest (its notes to stderr)."""
     import json
 
-    from impact.changes import CheckInputError, check_shape, parse_change
+    from impact.change.read import CheckInputError, check_shape, parse_change
 
     if (change is None) == (dbt_manifest is None):
         raise fail("give either a CHANGE file or --dbt-manifest", code=2)
@@ -159,7 +159,7 @@ def _proposal(change: Path | None, dbt_manifest: Path | None, dbt_state: Path | 
         raise fail(f"a dbt manifest is not JSON: {e}", code=2) from e
 
     def from_dbt(graph: Graph) -> Any:
-        from impact.dbt_changes import dbt_changes
+        from impact.change.dbt import dbt_changes
 
         found = dbt_changes(graph, branch, state, dbt_namespace)
         for note in found.notes:

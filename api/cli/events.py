@@ -36,7 +36,7 @@ def replay_cmd(
 
     from ingest.commands import apply_all as apply_commands
     from ingest.export import export_parquet
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.replay import commands_after_events, nodes_in, replay
     from ingest.replay import wipe as empty_graph
@@ -96,7 +96,7 @@ def dead_letters_cmd(
     as_json: Annotated[bool, JSON] = False,
 ) -> None:
     """Events that passed validation but could not be loaded, with the reason; --retry them."""
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
     from ingest.worker import retry_dead_letters
 
     settings = get_settings()
@@ -123,7 +123,7 @@ def export_cmd(
 ) -> None:
     """Write the event log as date-partitioned Parquet (for a data lake, or `ingest --engine spark`)."""
     from ingest.export import export_parquet
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
 
     if fmt != "parquet":
         raise fail(f"--format {fmt}: only parquet is supported", code=2)
@@ -151,7 +151,7 @@ def delete_cmd(
     it again; the lineage questions still walk through it (its history is kept). With --purge
     every event that names it is removed from the log, whole (with whatever else it says), and
     the graph is rebuilt from what is left (`lineage replay --wipe`)."""
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
 
     if kind not in ("namespace", "dataset", "job"):
         raise fail(f"{kind}: expected namespace, dataset or job", code=2)

@@ -50,7 +50,7 @@ def where_cmd(
     moment = when(as_of)
     report = question(lambda g: where(g, namespace, dataset, column, depth, moment, retired))
     if csv_out:
-        from api import reports
+        from api.render import check as reports
 
         write(reports.where_csv(report))
         return
@@ -73,7 +73,7 @@ def _tagged(tag: str, depth: int | None, as_of: str | None, retired: bool, as_js
     moment = when(as_of)
     report = question(lambda g: tag_reach(g, tag, depth, moment, retired))
     if csv_out:
-        from api import reports
+        from api.render import check as reports
 
         write(reports.tag_reach_csv(report))
         return

@@ -15,7 +15,7 @@ from api.cli.common import fail, get_settings, out, reading_graph, write
 from graph.errors import LineageError
 
 if TYPE_CHECKING:
-    from impact.health import Health
+    from impact.health.measure import Health
 
 slo_app = typer.Typer(help="Objectives on lineage health (coverage of critical data >= 80%, "
                            "no silent critical job): check them, for a cron job or a CI step.",
@@ -29,10 +29,10 @@ FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
 
 
 def _measure(tiers_path: Path | None) -> Health:
-    from api.health_cache import ingest_figures
-    from impact.health import measure
-    from impact.tiers import TiersError, read_tiers
-    from ingest.log import open_event_log
+    from api.services.health_cache import ingest_figures
+    from impact.health.measure import measure
+    from impact.health.tiers import TiersError, read_tiers
+    from ingest.log.sqlite import open_event_log
 
     settings = get_settings()
     try:
@@ -59,7 +59,7 @@ def health_cmd(tiers: TiersOption = None, fmt: FormatOption = "text") -> None:
     completeness (schema, owner, column lineage; runs that ended), freshness (jobs heard from
     within their cadence), provenance (reads whose input has a producer), silent jobs, late
     datasets, lag; then the worst offenders to act on. Definitions: docs/health.md."""
-    from impact.health import RATIOS
+    from impact.health.measure import RATIOS
 
     if fmt not in ("text", "json"):
         raise fail(f"--format {fmt}: expected text or json", code=2)
@@ -114,7 +114,7 @@ def slo_check(
     """Judge each objective of the SLO file against the lineage now, with the error budget left.
     Exit 0 when every one is met, 1 when one is violated, 3 when none is violated but some have
     no data (nothing in their tier to measure; --no-data-ok makes that 0), 2 on a bad file."""
-    from impact.slo import SloError, judge, read_slos
+    from impact.health.slo import SloError, judge, read_slos
 
     if fmt not in ("text", "json"):
         raise fail(f"--format {fmt}: expected text or json", code=2)

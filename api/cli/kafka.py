@@ -17,7 +17,7 @@ app.add_typer(kafka_app, name="kafka", rich_help_panel="Run the services")
 
 def ensure_topics() -> str:
     """Create the log's topic and its dead-letter topic if missing; the topic's address."""
-    from ingest.kafka_log import KafkaAddress, create_topics
+    from ingest.log.kafka import KafkaAddress, create_topics
 
     settings = get_settings()
     address = KafkaAddress.parse(settings.log if settings.log != "sqlite" else "kafka",
@@ -29,7 +29,7 @@ def ensure_topics() -> str:
 @kafka_app.command("start")
 def start_cmd() -> None:
     """Start the local broker (assembled with Maven on first use) and create the topics."""
-    from ingest.kafka_broker import LocalBroker
+    from ingest.log.kafka_broker import LocalBroker
 
     with progress("starting Kafka…") as say:
         status = LocalBroker(get_settings()).start(say=say)
@@ -41,7 +41,7 @@ def start_cmd() -> None:
 @kafka_app.command("stop")
 def stop_cmd() -> None:
     """Stop the local broker."""
-    from ingest.kafka_broker import LocalBroker
+    from ingest.log.kafka_broker import LocalBroker
 
     out.print("stopped" if LocalBroker(get_settings()).stop() else "it was not running")
 
@@ -49,7 +49,7 @@ def stop_cmd() -> None:
 @kafka_app.command("status")
 def status_cmd() -> None:
     """Whether the local broker runs, and where."""
-    from ingest.kafka_broker import LocalBroker
+    from ingest.log.kafka_broker import LocalBroker
 
     status = LocalBroker(get_settings()).status()
     out.print(f"Kafka {status.state}: {status.bootstrap} ({status.detail})", highlight=False)

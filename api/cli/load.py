@@ -17,7 +17,7 @@ from graph.errors import LineageError
 if TYPE_CHECKING:
     from graph.db import Graph
     from graph.settings import Settings
-    from ingest.event_log import EventLog
+    from ingest.log.protocol import EventLog
     from ingest.pipeline import Ingester
 
 @app.command("ingest", rich_help_panel="Load and keep events")
@@ -42,7 +42,7 @@ def ingest_cmd(
     replay` rebuilds what was loaded and Marquez's event listing shows it. With --engine spark
     the events are not copied into the log; it records which paths were loaded, and `lineage
     replay --wipe` refuses to drop them unknowingly."""
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.read import iter_paths, read_file
 
@@ -93,10 +93,10 @@ def spark_ingest_files(settings: Settings, paths: list[str], master: str, show_r
     """Load ``paths`` with Spark; ``record``: note the load in the event log, whose replay cannot
     rebuild it (False when the paths are the log's own export)."""
     try:
-        from ingest.spark_ingest import spark_ingest
+        from ingest.spark.load import spark_ingest
     except ImportError as e:
         raise fail(f"--engine spark needs PySpark: pip install -e '.[spark]' ({e})", code=2) from e
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
 
     started = time.perf_counter()
     try:
@@ -151,7 +151,7 @@ def alias_cmd(
     from api.cli import render
     from api.cli.common import question
     from ingest.aliases import alias_event
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
 

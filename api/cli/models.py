@@ -68,10 +68,10 @@ def sync_cmd(
 
     Example: lineage mlflow sync --tracking-uri http://127.0.0.1:5055
     """
-    from api.mlflow_server import status
-    from ingest.log import open_event_log
-    from ingest.mlflow_records import MlflowError, Tracking
-    from ingest.mlflow_sync import sync
+    from api.local.mlflow_server import status
+    from ingest.log.sqlite import open_event_log
+    from ingest.mlflow.records import MlflowError, Tracking
+    from ingest.mlflow.sync import sync
     from ingest.pipeline import IngestReport
     from ingest.read import RawItem
     from ingest.times import parse_time
@@ -129,7 +129,7 @@ def sync_cmd(
 def start_cmd() -> None:
     """Start a local MLflow tracking server (SQLite store under the state directory, on loopback;
     MLflow is installed into the state directory on first use)."""
-    from api.mlflow_server import start
+    from api.local.mlflow_server import start
 
     with progress("starting MLflow…") as say:
         server = start(get_settings(), say=say)
@@ -140,7 +140,7 @@ def start_cmd() -> None:
 @mlflow_app.command("stop")
 def stop_cmd() -> None:
     """Stop the local MLflow tracking server."""
-    from api.mlflow_server import stop
+    from api.local.mlflow_server import stop
 
     out.print("stopped" if stop(get_settings()) else "it was not running")
 
@@ -148,7 +148,7 @@ def stop_cmd() -> None:
 @mlflow_app.command("status")
 def status_cmd() -> None:
     """Whether the local MLflow tracking server runs, and where."""
-    from api.mlflow_server import status
+    from api.local.mlflow_server import status
 
     server = status(get_settings())
     out.print(f"MLflow {'running' if server.running else 'stopped'}: {server.url}", highlight=False)
@@ -170,8 +170,8 @@ def provenance_model_cmd(
 
     Example: lineage provenance model churn 2 --format markdown > churn-v2-provenance.md
     """
-    from api.provenance_report import provenance_json, provenance_markdown, provenance_text
-    from impact.provenance import provenance
+    from api.render.provenance import provenance_json, provenance_markdown, provenance_text
+    from impact.ml.provenance import provenance
 
     writers = {"text": provenance_text, "markdown": provenance_markdown, "json": provenance_json}
     if fmt not in writers:
@@ -191,7 +191,7 @@ def root_cause_model_cmd(
 ) -> None:
     """Rank causes for a bad model version: its training run, then upstream of what it read, as
     the lineage stood when it was trained."""
-    from impact.provenance import find_version
+    from impact.ml.provenance import find_version
     from impact.root_cause import root_cause_run
 
     moment = when(as_of)

@@ -23,7 +23,7 @@ from api.cli.common import (
 from graph.errors import LineageError, NotFound
 
 if TYPE_CHECKING:
-    from impact.policy_file import Policies
+    from impact.policy.rules import Policies
 
 policy_app = typer.Typer(help="Rules lineage must keep (PII only masked, no path from A to B): "
                               "check them against the graph.", no_args_is_help=True)
@@ -46,9 +46,9 @@ def policy_check(
     """Every rule of the policy file against the graph: each violation with its rule, severity
     and the offending path hop by hop (job, transformation, masking, run). Exit 1 on an
     error-severity violation no waiver accepts, 0 otherwise, 2 on a bad policy file."""
-    from api.policy_reports import policy_json, policy_markdown, policy_sarif, policy_text
-    from impact.policies import check
-    from impact.policy_file import PolicyError, read_policies
+    from api.render.policy import policy_json, policy_markdown, policy_sarif, policy_text
+    from impact.policy.check import check
+    from impact.policy.rules import PolicyError, read_policies
 
     if fmt not in FORMATS:
         raise fail(f"--format {fmt}: expected {', '.join(FORMATS)}", code=2)
@@ -93,12 +93,12 @@ def gate_cmd(
     write after it, failed data-quality assertions, an error-severity quality rule out of bounds,
     a late input, or an error-severity policy violation touching the dataset. Each cause with
     its path. For a scheduler: `lineage gate NS NAME || exit 1`, or the Airflow sensor
-    api.airflow_sensor.LineageGateSensor."""
+    api.airflow.sensor.LineageGateSensor."""
     import json
 
-    from api.policy_reports import gate_json, gate_text
-    from impact.gate import gate
-    from impact.policy_file import PolicyError, read_policies
+    from api.render.policy import gate_json, gate_text
+    from impact.policy.gate import gate
+    from impact.policy.rules import PolicyError, read_policies
 
     if fmt not in ("text", "json"):
         raise fail(f"--format {fmt}: expected text or json", code=2)
@@ -123,7 +123,7 @@ def gate_cmd(
 
 def configured_policies() -> Policies | None:
     """LINEAGE_POLICIES' rules, None without it; a bad file stops the command (exit 2)."""
-    from impact.policy_file import PolicyError, read_policies
+    from impact.policy.rules import PolicyError, read_policies
 
     path = get_settings().policies
     if path is None:

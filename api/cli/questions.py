@@ -167,11 +167,11 @@ def show_dataset(
     import dataclasses
 
     from api.cli.policy import configured_policies
-    from api.policy_reports import at_risk
+    from api.render.policy import at_risk
     from graph.bookkeeping import public
     from impact import lookups
-    from impact.freshness import freshness
-    from impact.gate import gate
+    from impact.health.freshness import freshness
+    from impact.policy.gate import gate
 
     rules = configured_policies()
 

@@ -174,11 +174,11 @@ def walk_table(answer: Any) -> None:
 
 
 def show_models(versions: Any) -> None:
-    """The model versions trained on what an answer reached (impact.models), one line per model
+    """The model versions trained on what an answer reached (impact.ml.models), one line per model
     version: ``churn v2 (raw) trained on ns:dataset.column by run R``."""
     if not versions:
         return
-    from impact.models import summary
+    from impact.ml.models import summary
 
     out.print(f"models: {summary(versions)}", highlight=False)
     for v in versions:

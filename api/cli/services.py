@@ -19,12 +19,12 @@ from api.cli.render import facts, fit
 from graph.errors import LineageError
 
 if TYPE_CHECKING:
-    from api.webhook import Webhook
+    from api.services.webhook import Webhook
     from graph.db import Graph
     from graph.settings import Settings
-    from impact.policy_file import Policies
-    from impact.watch import Watching
-    from ingest.event_log import EventLog
+    from impact.policy.rules import Policies
+    from impact.policy.watch import Watching
+    from ingest.log.protocol import EventLog
 
 log = logging.getLogger("lineage.services")
 
@@ -82,7 +82,7 @@ def worker_cmd(
     import signal
     import threading
 
-    from ingest.log import open_event_log
+    from ingest.log.sqlite import open_event_log
     from ingest.pipeline import relax_gc
     from ingest.worker import CONSUMER, BatchResult, Worker
 
@@ -93,7 +93,7 @@ def worker_cmd(
     events = open_event_log(settings)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    from impact.policy_file import read_policies
+    from impact.policy.rules import read_policies
 
     try:
         rules = read_policies(settings.policies) if settings.policies else None
@@ -135,8 +135,8 @@ def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, event
                     ) -> tuple[Watching | None, Webhook | None]:
     """The policy rules kept checked on a thread of their own, their changes sent to ``url``
     (documents dropped for too many waiting are counted in the log's stats, for /metrics)."""
-    from api.webhook import Webhook
-    from impact.watch import PolicyWatch, Watching
+    from api.services.webhook import Webhook
+    from impact.policy.watch import PolicyWatch, Watching
 
     if rules is None:
         return None, None
@@ -155,8 +155,8 @@ def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, event
 
 def _check_policies_once(graph: Graph, rules: Policies, url: str | None) -> None:
     """``--once``: the rules checked in full after the load, the changes sent before exiting."""
-    from api.webhook import Webhook
-    from impact.watch import PolicyWatch
+    from api.services.webhook import Webhook
+    from impact.policy.watch import PolicyWatch
 
     done = PolicyWatch(graph, rules).full()
     log.info("policy rules checked: %d appeared, %d cleared",
@@ -184,8 +184,8 @@ def spark_conf_cmd(
     """The Spark settings that make any job report lineage here (fetching the listener jar once).
 
     Use them as `spark-submit --properties-file FILE job.py`, or pass them to SparkSession.builder
-    (`ingest.spark_env.openlineage_conf` builds the same dictionary in Python)."""
-    from ingest.spark_env import listener_jar, openlineage_conf, properties_text
+    (`ingest.spark.env.openlineage_conf` builds the same dictionary in Python)."""
+    from ingest.spark.env import listener_jar, openlineage_conf, properties_text
 
     settings = get_settings()
     try:
@@ -226,9 +226,9 @@ def demo_cmd(
     """Run the example PySpark pipeline with the OpenLineage listener pointed at lineage-graph
     (starting `lineage up` if needed), then print what to ask. With --stack, the same pipeline
     scheduled by Airflow with dbt models on top (examples/airflow_shop, examples/dbt_shop)."""
-    from api import processes
     from api.auth import parse_tokens
-    from api.demo import NAMESPACE, demo
+    from api.local import processes
+    from api.local.demo import NAMESPACE, demo
 
     if log is not None:
         import os
@@ -281,8 +281,8 @@ def demo_cmd(
 
 
 def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) -> None:
-    from api.demo import run_stack
-    from api.producers import DAG_ID
+    from api.local.demo import run_stack
+    from api.local.producers import DAG_ID
     from ingest.worker import caught_up
 
     try:
@@ -313,7 +313,7 @@ def _demo_stack(settings: Settings, url: str, failing: bool, token: str | None) 
 
 
 def _demo_ml(settings: Settings, url: str, token: str | None) -> None:
-    from api.ml_demo import run_ml
+    from api.local.ml_demo import run_ml
 
     try:
         with err.status("running the ML demo…") as status:
@@ -356,7 +356,7 @@ def up_cmd(
     Kafka log, the broker too when it is the local one, and several workers if asked."""
     import os
 
-    from api import processes
+    from api.local import processes
 
     # the processes started below read the same settings from their environment
     for key, value in (("LINEAGE_LOG", log), ("LINEAGE_WORKERS", workers)):
@@ -367,8 +367,8 @@ def up_cmd(
     read_settings.cache_clear()
     settings = get_settings()
     if settings.log != "sqlite":
-        from ingest.kafka_log import KafkaAddress
-        from ingest.log import LogError
+        from ingest.log.kafka import KafkaAddress
+        from ingest.log.sqlite import LogError
 
         try:
             KafkaAddress.parse(settings.log, settings.kafka_port)
@@ -413,8 +413,8 @@ def _plan_ahead(graph: Graph) -> None:
 def _kafka_up(settings: Settings) -> None:
     """The Kafka log's broker (started when it is the local one) and its topics."""
     from api.cli.kafka import ensure_topics
-    from ingest.kafka_broker import LocalBroker
-    from ingest.kafka_log import KafkaAddress
+    from ingest.log.kafka import KafkaAddress
+    from ingest.log.kafka_broker import LocalBroker
 
     address = KafkaAddress.parse(settings.log, settings.kafka_port)
     broker = LocalBroker(settings)
@@ -428,7 +428,7 @@ def _kafka_up(settings: Settings) -> None:
 def down_cmd() -> None:
     """Stop everything `lineage up` or a demo started: the workers, the API, MLflow's sync and
     tracking server, the local Kafka broker and the local Neo4j."""
-    from api import mlflow_server, processes
+    from api.local import mlflow_server, processes
 
     settings = processes.as_started(get_settings())
     extra = [f"worker-{i}" for i in range(2, 65)]
@@ -439,7 +439,7 @@ def down_cmd() -> None:
     processes.forget_up(settings)
     if mlflow_server.stop(settings):
         out.print("mlflow: stopped")
-    from ingest.kafka_broker import LocalBroker
+    from ingest.log.kafka_broker import LocalBroker
 
     if LocalBroker(settings).stop():
         out.print("kafka: stopped")
@@ -453,7 +453,7 @@ def status_cmd(
 ) -> None:
     """Neo4j, the API and the workers (as `lineage up` started them: its log, its workers):
     running or not, where, and the workers' lag. Exit 1 if any is down."""
-    from api import processes
+    from api.local import processes
 
     settings = processes.as_started(get_settings())
     state = up_state(settings)
@@ -467,9 +467,9 @@ def status_cmd(
 
 def up_state(settings: Settings) -> dict[str, Any]:
     """Neo4j, each service and the event log, as ``lineage status --json`` says them."""
-    from api import processes
+    from api.local import processes
     from graph.local_server import external_status
-    from ingest.log import open_log
+    from ingest.log.sqlite import open_log
     from ingest.worker import CONSUMER
 
     neo = local_server(settings).status() if settings.uses_local_server else external_status(settings)
@@ -486,8 +486,8 @@ def up_state(settings: Settings) -> dict[str, Any]:
             state[name]["url"] = f"http://{settings.api_host}:{settings.api_port}"
         ok = ok and p.running
     if settings.log != "sqlite":
-        from ingest.kafka_broker import LocalBroker
-        from ingest.kafka_log import KafkaAddress
+        from ingest.log.kafka import KafkaAddress
+        from ingest.log.kafka_broker import LocalBroker
 
         broker = LocalBroker(settings)
         if KafkaAddress.parse(settings.log, settings.kafka_port).bootstrap == broker.bootstrap:
@@ -513,8 +513,8 @@ def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
     """A Kafka log as its broker says it: the topic's events, the consumer group's lag and dead
     letters, and which partitions each worker holds (added to the workers' entries of ``state``;
     ``members`` has every member of the group, started here or elsewhere)."""
-    from ingest.event_log import LogError
-    from ingest.kafka_log import KafkaAddress, describe_group, worker_client_id
+    from ingest.log.kafka import KafkaAddress, describe_group, worker_client_id
+    from ingest.log.protocol import LogError
 
     address = KafkaAddress.parse(settings.log, settings.kafka_port)
     try:

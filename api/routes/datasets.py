@@ -7,16 +7,16 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from api import marquez_writes as writes
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
-from api.marquez_writes import DatasetMeta
 from api.paths import MarquezRoute
+from api.services import marquez_writes as writes
+from api.services.marquez_writes import DatasetMeta
 from graph.db import Graph
 from graph.errors import NotFound
-from impact import marquez_catalog as mc
-from impact import marquez_versions as mv
+from impact.marquez import catalog as mc
+from impact.marquez import versions as mv
 from ingest import commands
 
 router = APIRouter(prefix="/api/v1/namespaces/{namespace}/datasets", tags=["datasets"],
@@ -51,7 +51,7 @@ def dataset_version(graph: G, namespace: str, dataset: str, version: str) -> Any
             summary="Create or update a dataset (Marquez's legacy write: a DatasetEvent)")
 def put_dataset(request: Request, graph: G, namespace: str, dataset: str,
                 meta: DatasetMeta) -> Any:
-    return to_json(writes.put_dataset(request, graph, namespace, dataset, meta))
+    return to_json(writes.put_dataset(services(request), graph, namespace, dataset, meta))
 
 
 @router.delete("/{dataset}", dependencies=[WRITE], summary="Hide a dataset (Marquez's soft delete)")

@@ -1,5 +1,5 @@
-"""Gates a pipeline waits on: may a job consume this dataset now, and why not (impact.gate).
-The Airflow sensor of api.airflow_sensor asks this."""
+"""Gates a pipeline waits on: may a job consume this dataset now, and why not (impact.policy.gate).
+The Airflow sensor of api.airflow.sensor asks this."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request
 
 from api.deps import READ, Depth, G, Name, Ns
 from api.errors import RESPONSES
-from api.policy_reports import gate_json
+from api.render.policy import gate_json
 from api.routes.policies import configured_policies
-from impact.gate import gate
+from impact.policy.gate import gate
 
 router = APIRouter(prefix="/api/v1/gate", tags=["policies"], responses=RESPONSES)
 

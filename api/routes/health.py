@@ -1,5 +1,5 @@
 """Lineage health: the SLIs as JSON (``GET /api/v1/health/lineage``) and the status page
-(``GET /status``), both from the API's latest measure (api.health_cache)."""
+(``GET /status``), both from the API's latest measure (api.services.health_cache)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from fastapi.responses import HTMLResponse
 
 from api.deps import READ, services
 from api.errors import RESPONSES
-from api.status_page import render
-from impact.health import Health
-from impact.slo import SloError, Verdict
-from impact.tiers import TiersError
+from api.render.status_page import render
+from impact.health.measure import Health
+from impact.health.slo import SloError, Verdict
+from impact.health.tiers import TiersError
 
 router = APIRouter(tags=["health"], dependencies=[READ], responses=RESPONSES)
 

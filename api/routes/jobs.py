@@ -7,15 +7,15 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from api import marquez_writes as writes
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
-from api.marquez_writes import JobMeta
 from api.paths import MarquezRoute
+from api.services import marquez_writes as writes
+from api.services.marquez_writes import JobMeta
 from graph.db import Graph
-from impact import marquez_catalog as mc
-from impact import marquez_versions as mv
+from impact.marquez import catalog as mc
+from impact.marquez import versions as mv
 from ingest import commands
 
 router = APIRouter(prefix="/api/v1", tags=["jobs"], route_class=MarquezRoute,
@@ -59,7 +59,7 @@ def job_version(graph: G, namespace: str, job: str, version: str) -> Any:
 @router.put("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],
             summary="Create or update a job (Marquez's legacy write: a JobEvent)")
 def put_job(request: Request, graph: G, namespace: str, job: str, meta: JobMeta) -> Any:
-    return to_json(writes.put_job(request, graph, namespace, job, meta))
+    return to_json(writes.put_job(services(request), graph, namespace, job, meta))
 
 
 @router.delete("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],

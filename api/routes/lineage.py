@@ -26,9 +26,9 @@ from api.encode import to_json
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
 from api.receive import BodyError, Verdict, body_size, check_media_type, parse, read_body
-from impact import marquez_lineage as lg
-from ingest.event_log import WORKER
-from ingest.log import EventLog, LogError
+from impact.marquez import lineage as lg
+from ingest.log.protocol import WORKER
+from ingest.log.sqlite import EventLog, LogError
 from ingest.times import parse_time
 
 log = logging.getLogger(__name__)

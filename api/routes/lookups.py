@@ -9,10 +9,10 @@ from fastapi import APIRouter, Query, Request
 from api.deps import READ, G, Limit, Name, Ns, Offset
 from api.encode import lean, page, to_json
 from api.errors import RESPONSES
-from api.policy_reports import at_risk
+from api.render.policy import at_risk
 from api.routes.policies import configured_policies
 from impact import lookups
-from impact.gate import gate
+from impact.policy.gate import gate
 
 router = APIRouter(tags=["lookup"], dependencies=[READ], responses=RESPONSES)
 
@@ -26,7 +26,7 @@ def datasets(graph: G, limit: Limit, namespace: str | None = None, offset: Offse
             summary="One dataset: columns, owners, writers, readers, neighbours, last run")
 def dataset(request: Request, graph: G, namespace: Ns, name: Name) -> Any:
     row = lean(lookups.dataset(graph, namespace, name))
-    # what upstream (or in it) closes its gate: its "quality at risk" (impact.gate)
+    # what upstream (or in it) closes its gate: its "quality at risk" (impact.policy.gate)
     closed = gate(graph, namespace, name, configured_policies(request))
     return to_json({**row, "qualityAtRisk": at_risk(closed)})
 

@@ -11,7 +11,7 @@ from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.encode import to_json
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
-from impact import marquez_catalog as mc
+from impact.marquez import catalog as mc
 from ingest.secrets import scrub_text
 
 router = APIRouter(prefix="/api/v1", tags=["namespaces"], route_class=MarquezRoute,

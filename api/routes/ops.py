@@ -11,10 +11,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from api.deps import Services, services
 from api.metrics import render
 from graph.errors import LineageError
-from impact.health import Health
-from impact.policy_file import read_policies
-from impact.slo import Verdict
-from impact.violations import open_counts
+from impact.health.measure import Health
+from impact.health.slo import Verdict
+from impact.policy.rules import read_policies
+from impact.policy.violations import open_counts
 
 log = logging.getLogger(__name__)
 

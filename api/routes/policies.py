@@ -1,4 +1,4 @@
-"""The policy rules the worker keeps checked (``LINEAGE_POLICIES``, impact.watch): the rules with
+"""The policy rules the worker keeps checked (``LINEAGE_POLICIES``, impact.policy.watch): the rules with
 how many of their violations are open, and the violations themselves with when each was first
 and last seen and when it cleared."""
 
@@ -11,8 +11,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 
 from api.deps import READ, G, Limit, Offset, services
 from api.errors import RESPONSES
-from impact import violations
-from impact.policy_file import Policies, PolicyError, read_policies
+from impact.policy import violations
+from impact.policy.rules import Policies, PolicyError, read_policies
 
 router = APIRouter(prefix="/api/v1/policies", tags=["policies"], responses=RESPONSES)
 

@@ -11,14 +11,14 @@ from fastapi.responses import PlainTextResponse
 from api.deps import READ, AsOf, Depth, G, Name, Ns, Retired
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
-from api.reports import tag_reach_csv, where_csv
+from api.render.check import tag_reach_csv, where_csv
 from impact import blast_radius as br
-from impact import check as check_mod
-from impact import freshness as fr
 from impact import root_cause, upstream
 from impact import where as where_q
 from impact.answers import clamp_depth
-from impact.changes import CheckInputError, parse_change
+from impact.change import check as check_mod
+from impact.change.read import CheckInputError, parse_change
+from impact.health import freshness as fr
 from impact.tag_reach import tag_reach
 
 OptNs = Annotated[str | None, Query(min_length=1, description="Namespace, e.g. postgres://db:5432")]
@@ -129,8 +129,8 @@ def provenance_model(graph: G, name: Name,
                      namespace: OptNs = None, depth: Depth = None,
                      format: Annotated[Literal["json", "markdown"], Query(
                          description="json, or markdown (for an audit file)")] = "json") -> Any:
-    from api.provenance_report import provenance_markdown
-    from impact.provenance import AmbiguousModel, provenance
+    from api.render.provenance import provenance_markdown
+    from impact.ml.provenance import AmbiguousModel, provenance
 
     try:
         answer = provenance(graph, name, version, namespace, depth)

@@ -12,7 +12,7 @@ from api import errors
 from api.deps import READ, G
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
-from impact import marquez_catalog as mc
+from impact.marquez import catalog as mc
 
 router = APIRouter(route_class=MarquezRoute, tags=["search"], dependencies=[READ], responses=RESPONSES)
 

@@ -7,12 +7,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from api import marquez_writes as writes
-from api.deps import READ, WRITE, G, MLimit, MOffset
+from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.errors import RESPONSES
-from api.marquez_writes import SourceMeta
 from api.paths import MarquezRoute
-from impact import marquez_catalog as mc
+from api.services import marquez_writes as writes
+from api.services.marquez_writes import SourceMeta
+from impact.marquez import catalog as mc
 
 router = APIRouter(prefix="/api/v1/sources", tags=["sources"], route_class=MarquezRoute,
                    responses={**RESPONSES, 404: {"description": "not found"}})
@@ -31,4 +31,4 @@ def source(graph: G, source: str) -> Any:
 @router.put("/{source}", dependencies=[WRITE],
             summary="Create or describe a data source (Marquez's legacy write)")
 def put_source(request: Request, graph: G, source: str, meta: SourceMeta) -> Any:
-    return writes.put_source(request, graph, source, meta)
+    return writes.put_source(services(request), graph, source, meta)

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from api.deps import READ, G, services
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
-from impact import marquez_stats as ms
+from impact.marquez import stats as ms
 
 router = APIRouter(route_class=MarquezRoute, prefix="/api/v1/stats", tags=["stats"], dependencies=[READ],
                    responses=RESPONSES)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from api.deps import READ, WRITE, G, MLimit, MOffset, services
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
-from impact import marquez_catalog as mc
+from impact.marquez import catalog as mc
 from ingest.secrets import scrub_text
 
 router = APIRouter(prefix="/api/v1/tags", tags=["tags"], route_class=MarquezRoute,

@@ -1,4 +1,4 @@
-// Answers: what a gate (impact.gate) asks of each dataset on the way to the one gated: its
+// Answers: what a gate (impact.policy.gate) asks of each dataset on the way to the one gated: its
 // recent successful writes (completed runs that wrote it, under any of its names, newest first,
 // to judge whether it is late), the latest run of each job writing it, and its failed
 // data-quality assertions.

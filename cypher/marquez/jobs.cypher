@@ -31,7 +31,7 @@ CALL () {
 WITH j WHERE j.deleted IS NULL
 OPTIONAL CALL (j) {
   MATCH (r:Run)-[:OF]->(j) WHERE r.state IS NOT NULL
-  // NEW: made by Marquez's legacy run write and not started since (impact.marquez_models.run_state)
+  // NEW: made by Marquez's legacy run write and not started since (impact.marquez.models.run_state)
   RETURN CASE WHEN r.state = 'OTHER' AND r.`facet.marquezRunArgs` IS NOT NULL THEN 'NEW'
               ELSE r.state END AS lastState ORDER BY r.stateTime DESC LIMIT 1
 }

@@ -1,4 +1,4 @@
-// Answers: the violations of policy rules lineage-graph keeps (impact.watch), newest first: open
+// Answers: the violations of policy rules lineage-graph keeps (impact.policy.watch), newest first: open
 // ones, cleared ones or both, by rule, dataset (a source's or a target's) and severity.
 // Param $rule: a rule id, or null
 // Param $dataset: a dataset, 'namespace:name' or its name alone, or null

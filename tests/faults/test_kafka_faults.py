@@ -26,9 +26,9 @@ from graph.db import Graph, connect  # noqa: E402
 from graph.local_server import LocalServer  # noqa: E402
 from graph.schema import apply_schema  # noqa: E402
 from graph.settings import Settings  # noqa: E402
-from ingest.kafka_broker import LocalBroker  # noqa: E402
-from ingest.kafka_log import KafkaAddress, KafkaLog, create_topics, group_lag  # noqa: E402
-from ingest.log import LogError  # noqa: E402
+from ingest.log.kafka import KafkaAddress, KafkaLog, create_topics, group_lag  # noqa: E402
+from ingest.log.kafka_broker import LocalBroker  # noqa: E402
+from ingest.log.sqlite import LogError  # noqa: E402
 from ingest.pipeline import Ingester, IngestReport  # noqa: E402
 from ingest.read import RawItem  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402

@@ -21,7 +21,7 @@ from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings
 from ingest.load import load
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 from ingest.worker import Worker

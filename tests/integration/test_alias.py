@@ -15,7 +15,7 @@ from graph.settings import get_settings
 from impact.blast_radius import dataset_blast_radius
 from impact.upstream import dataset_upstream
 from ingest.aliases import alias_event
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration

@@ -73,7 +73,7 @@ def test_root_cause_upstream_and_freshness(api: TestClient) -> None:
         "raw.users"}
     fresh = api.get("/api/v1/freshness", params={"namespace": NS, "name": "raw.users",
                                                  "asOf": "2024-06-02T12:00:00Z"}).json()
-    # two daily writes are too few for a cadence (impact.freshness.MIN_OCCASIONS): never LATE
+    # two daily writes are too few for a cadence (impact.health.freshness.MIN_OCCASIONS): never LATE
     assert fresh["late"] is False and fresh["cadence"] is None
     assert "cadence unknown (2 runs" in fresh["verdict"]
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import read_file
 
@@ -229,9 +229,9 @@ def test_sql_that_would_kill_the_parser_is_422_and_the_api_lives_on(api: TestCli
 
 def test_sql_that_parses_past_the_time_limit_is_422(api: TestClient,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import impact.sql
+    import impact.change.sql
 
-    monkeypatch.setattr(impact.sql, "TIME_LIMIT", 0.5)
+    monkeypatch.setattr(impact.change.sql, "TIME_LIMIT", 0.5)
     union = " UNION ".join(f"SELECT a{i} FROM t{i}" for i in range(4000))
     r = api.post("/api/v1/impact/check", json={
         "job": {"namespace": "shop-nightly", "name": "clean_users"}, "namespace": NS, "sql": union})

@@ -277,7 +277,7 @@ def test_over_http_one_per_request_or_in_arrays_the_graph_is_the_same(
 
     from api.app import create_app
     from graph.settings import Settings
-    from ingest.log import SQLiteLog
+    from ingest.log.sqlite import SQLiteLog
     from ingest.worker import Worker
 
     events = _pipeline()

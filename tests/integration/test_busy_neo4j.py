@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graph.db import Graph
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.worker import CONSUMER, BatchResult, Worker
 from tests.helpers import dataset, new_run_id, rows, run_event
 

@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 from api.app import create_app
 from api.cli import app
-from api.reports import check_markdown
+from api.render.check import check_markdown
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from impact.changes import Change, CheckInputError, parse_change
-from impact.check import check, widens
+from impact.change.check import check, widens
+from impact.change.read import Change, CheckInputError, parse_change
 from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration

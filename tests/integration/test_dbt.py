@@ -22,13 +22,13 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from api.producers import DBT_PROJECT, DbtRun, compile_dbt, run_dbt
+from api.local.producers import DBT_PROJECT, DbtRun, compile_dbt, run_dbt
 from graph.db import Graph
 from graph.settings import Settings, get_settings
 from impact.blast_radius import dataset_blast_radius
 from impact.root_cause import root_cause_dataset, root_cause_run
 from impact.where import where
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from tests.conftest import server_settings, wipe
 from tests.helpers import live_api, point_cli_at_test_server, rows, wait_loaded
 

@@ -29,7 +29,7 @@ from api.app import create_app
 from graph.db import Graph
 from graph.errors import DatabaseUnavailable
 from graph.settings import Settings
-from ingest.log import Checked, LogError, SQLiteLog
+from ingest.log.sqlite import Checked, LogError, SQLiteLog
 from ingest.worker import CONSUMER, Worker, retry_dead_letters
 from tests.conftest import server_settings, wipe
 from tests.helpers import dataset, edges, ndjson, new_run_id, nodes, rows, run_event
@@ -501,7 +501,7 @@ def test_spark_engine_loads_ndjson_and_exported_parquet_into_the_same_graph(
     from ingest.export import export_parquet
     from ingest.pipeline import Ingester, IngestReport
     from ingest.read import read_file
-    from ingest.spark_ingest import spark_ingest
+    from ingest.spark.load import spark_ingest
 
     marquez = corpus / "MarquezProject__marquez/docker/metadata.json"
     shop = Path(__file__).parents[2] / "examples/events/shop.ndjson"

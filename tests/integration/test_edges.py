@@ -11,9 +11,9 @@ import pytest
 
 from graph.db import Graph
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
-from impact.changes import Change
-from impact.check import check
-from impact.marquez_lineage import column_lineage
+from impact.change.check import check
+from impact.change.read import Change
+from impact.marquez.lineage import column_lineage
 from tests.conftest import wipe
 from tests.helpers import dataset, ingest_events, new_run_id, rows, run_event
 
@@ -136,7 +136,7 @@ def _dag() -> tuple[str, list[dict[str, Any]]]:
 def test_a_parent_jobs_blast_radius_root_cause_and_lineage_go_through_its_children(
         graph: Graph) -> None:
     from impact.blast_radius import job_blast_radius
-    from impact.marquez_lineage import lineage
+    from impact.marquez.lineage import lineage
     from impact.root_cause import root_cause_run
 
     dag_run, events = _dag()
@@ -178,7 +178,7 @@ def test_a_multi_output_job_gets_only_the_pairs_its_column_lineage_states(graph:
 def test_inputs_named_only_in_column_lineage_are_read_by_the_job_everywhere(graph: Graph) -> None:
     """dbt names its sources only inside column lineage: the Marquez-shaped lineage shows the
     job reading them, as upstream in the CLI's sense does."""
-    from impact.marquez_lineage import lineage
+    from impact.marquez.lineage import lineage
     from impact.upstream import dataset_upstream
 
     model = dataset("stg_customers", columns=["id"],

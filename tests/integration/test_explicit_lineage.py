@@ -12,8 +12,8 @@ import pytest
 
 from graph.db import Graph
 from impact.blast_radius import column_blast_radius, dataset_blast_radius, job_blast_radius
-from impact.changes import Change
-from impact.check import check
+from impact.change.check import check
+from impact.change.read import Change
 from impact.upstream import column_upstream, dataset_upstream
 from tests.conftest import wipe
 from tests.helpers import canonical_dump, dataset, ingest_events, new_run_id, run_event

@@ -1,4 +1,4 @@
-"""Gates a pipeline waits on (impact.gate), against the real Neo4j: each cause that closes a
+"""Gates a pipeline waits on (impact.policy.gate), against the real Neo4j: each cause that closes a
 dataset's gate (a failed upstream run with no success after it, failed data-quality assertions,
 a quality rule's bounds, a late input, a policy violation), with its path; the gate opens again
 when the cause goes; the datasets downstream say "quality at risk"; the API and the CLI."""
@@ -17,9 +17,9 @@ from api.app import create_app
 from api.cli import app
 from graph.db import Graph
 from graph.settings import Settings
-from impact.gate import gate
-from impact.policy_file import parse_policies
-from ingest.log import SQLiteLog
+from impact.policy.gate import gate
+from impact.policy.rules import parse_policies
+from ingest.log.sqlite import SQLiteLog
 from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration

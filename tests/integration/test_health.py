@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from impact.health import measure
-from impact.slo import judge, read_slos
-from impact.tiers import Tiers, TiersError, read_tiers
-from ingest.log import SQLiteLog
+from impact.health.measure import measure
+from impact.health.slo import judge, read_slos
+from impact.health.tiers import Tiers, TiersError, read_tiers
+from ingest.log.sqlite import SQLiteLog
 from tests.conftest import server_settings
 from tests.helpers import dataset, ingest_events, new_run_id, run_event
 

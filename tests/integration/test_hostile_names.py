@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from api.policy_reports import policy_markdown
+from api.render.policy import policy_markdown
 from graph.db import Graph
-from impact.policies import check
-from impact.policy_file import parse_policies
+from impact.policy.check import check
+from impact.policy.rules import parse_policies
 from tests.helpers import dataset, ingest_events, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ from api.app import create_app
 from api.http_server import limited
 from graph.db import Graph
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 
 pytestmark = pytest.mark.integration
 IDLE = 1.0

@@ -178,7 +178,7 @@ def test_event_neo4j_refuses_is_isolated_and_its_neighbours_load(graph: Graph) -
     # A name beyond what Neo4j's uniqueness index can hold. Validation refuses it at the door
     # (ingest.limits.MAX_NAME_BYTES); read back as validated (a log an earlier version wrote), it
     # reaches Neo4j, which refuses it alone.
-    from ingest.event_log import Checked
+    from ingest.log.protocol import Checked
     from ingest.pipeline import Ingester, IngestReport
     from ingest.read import RawItem
 

@@ -1,5 +1,5 @@
 """The event log on Kafka: a real broker (Apache Kafka from Maven Central, KRaft, on loopback,
-started by ingest.kafka_broker), the API producing to the topic, two workers in one consumer group
+started by ingest.log.kafka_broker), the API producing to the topic, two workers in one consumer group
 loading Neo4j, OpenLineage's own Kafka transport, and bad messages on the topic dead-lettered."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ pytest.importorskip("confluent_kafka", reason="the kafka extra is not installed"
 from api.app import create_app  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
-from ingest.kafka_broker import LocalBroker  # noqa: E402
-from ingest.kafka_log import KafkaAddress, KafkaLog, create_topics, group_lag, message_key  # noqa: E402
+from ingest.log.kafka import KafkaAddress, KafkaLog, create_topics, group_lag, message_key  # noqa: E402
+from ingest.log.kafka_broker import LocalBroker  # noqa: E402
 from ingest.worker import Worker  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
 from tests.helpers import canonical_dump, free_port, ingest_events  # noqa: E402
@@ -199,7 +199,7 @@ def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, brok
     """The API's /metrics and `lineage status` say the consumer group's lag, who holds which
     partition and what it committed: the broker's view, not one worker process's."""
     from api.cli.services import _kafka_state, print_up
-    from ingest.kafka_log import describe_group
+    from ingest.log.kafka import describe_group
 
     events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
     wipe(graph)
@@ -344,7 +344,7 @@ def test_bad_messages_are_dead_lettered_with_a_reason_and_never_stop_a_worker(
 def test_the_spark_listeners_kafka_transport_feeds_the_graph(graph: Graph, broker: Broker,
                                                             tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    from api.demo import run_pipeline
+    from api.local.demo import run_pipeline
     from impact.blast_radius import dataset_blast_radius
 
     address = _address(broker)

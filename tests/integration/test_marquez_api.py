@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from tests import food_delivery
 from tests.helpers import ingest_events, new_run_id, run_event
 

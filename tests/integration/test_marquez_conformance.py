@@ -34,7 +34,7 @@ from jsonschema.exceptions import best_match
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.read import read_file
 from tests import food_delivery
 from tests.conftest import CORPUS, SHARED

@@ -18,21 +18,21 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
 
-from api import mlflow_server  # noqa: E402
-from api.demo import run_pipeline  # noqa: E402
-from api.ml_demo import http_delivery, train  # noqa: E402
-from api.provenance_report import provenance_markdown  # noqa: E402
+from api.local import mlflow_server  # noqa: E402
+from api.local.demo import run_pipeline  # noqa: E402
+from api.local.ml_demo import http_delivery, train  # noqa: E402
+from api.render.provenance import provenance_markdown  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
 from impact.blast_radius import column_blast_radius, dataset_blast_radius  # noqa: E402
-from impact.changes import Change  # noqa: E402
-from impact.check import check  # noqa: E402
-from impact.provenance import provenance  # noqa: E402
+from impact.change.check import check  # noqa: E402
+from impact.change.read import Change  # noqa: E402
+from impact.ml.provenance import provenance  # noqa: E402
 from impact.where import where  # noqa: E402
-from ingest.log import SQLiteLog  # noqa: E402
-from ingest.mlflow_events import Translator  # noqa: E402
-from ingest.mlflow_records import Tracking  # noqa: E402
-from ingest.mlflow_sync import sync  # noqa: E402
+from ingest.log.sqlite import SQLiteLog  # noqa: E402
+from ingest.mlflow.events import Translator  # noqa: E402
+from ingest.mlflow.records import Tracking  # noqa: E402
+from ingest.mlflow.sync import sync  # noqa: E402
 from tests.conftest import CORPUS, server_settings, wipe  # noqa: E402
 from tests.helpers import canonical_dump, free_port, live_api, rows, wait_loaded  # noqa: E402
 
@@ -282,8 +282,8 @@ def test_the_sync_process_lineage_up_runs_loads_a_new_version(
     it adds a third version.)"""
     import time
 
-    from api import processes
     from api.cli.services import up_state
+    from api.local import processes
     from graph.settings import get_settings
     from tests.helpers import point_cli_at_test_server
 

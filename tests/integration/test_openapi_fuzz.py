@@ -15,7 +15,7 @@ from schemathesis.core.result import Ok
 from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import read_file
 

@@ -23,7 +23,7 @@ from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
 from ingest.limits import MAX_DEPTH
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.worker import CONSUMER, Worker
 from tests.helpers import dataset, new_run_id, rows, run_event
 

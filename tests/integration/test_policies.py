@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from api.cli import app
 from graph.db import Graph
-from impact.policies import check
-from impact.policy_file import parse_policies, read_policies
+from impact.policy.check import check
+from impact.policy.rules import parse_policies, read_policies
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem, read_file
 from tests.helpers import (
@@ -141,7 +141,7 @@ def test_a_hop_without_a_reported_transformation_is_unverified(graph: Graph) -> 
 
 def test_metadata_by_tag_and_what_a_dataset_lacks(shop: Graph, tmp_path: Path) -> None:
     from ingest import commands
-    from ingest.log import SQLiteLog
+    from ingest.log.sqlite import SQLiteLog
 
     rule = _rules("""\
   - id: critical
@@ -168,8 +168,8 @@ def test_metadata_by_tag_and_what_a_dataset_lacks(shop: Graph, tmp_path: Path) -
 def test_a_metadata_rule_and_lineage_health_agree_on_column_lineage(graph: Graph) -> None:
     """One definition of "has the column lineage it should": asked of a derived dataset only
     (a writer of it reads something), by the metadata rule and by health's completeness alike."""
-    from impact.health import measure
-    from impact.tiers import Tiers
+    from impact.health.measure import measure
+    from impact.health.tiers import Tiers
 
     owned: dict[str, Any] = {"ownership": {"owners": [{"name": "team:a"}]}}
     ingest_events(graph, [

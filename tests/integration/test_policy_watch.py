@@ -1,4 +1,4 @@
-"""Policy rules kept checked as the worker loads (impact.watch), against the real Neo4j: after
+"""Policy rules kept checked as the worker loads (impact.policy.watch), against the real Neo4j: after
 every batch, whatever the order the events arrive in and however they are batched, the stored
 violations are those a full check finds; each violation's first and last sighting and its
 clearing are kept."""
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from graph.db import Graph
-from impact.policies import check
-from impact.policy_file import Policies, parse_policies, read_policies
-from impact.watch import PolicyWatch
+from impact.policy.check import check
+from impact.policy.rules import Policies, parse_policies, read_policies
+from impact.policy.watch import PolicyWatch
 from ingest import commands
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.worker import Worker
 from tests.helpers import dataset, new_run_id, rows, run_event
 
@@ -358,8 +358,8 @@ def test_a_job_that_starts_masking_clears_the_violation_everywhere(
     with email dropped). The rehearsal of run 2 predicts the clearing, the continuous watch
     clears it within the batch, the full check agrees, and dst's gate opens again; src's gate
     never closes (a violation is about where the data arrived)."""
-    from api.rehearsal import rehearse_policies
-    from impact.gate import gate
+    from api.services.rehearsal import rehearse_policies
+    from impact.policy.gate import gate
 
     policies = parse_policies("""\
 version: 1

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.reports import where_csv
+from api.render.check import where_csv
 from graph.db import Graph
 from graph.errors import NotFound
-from impact.freshness import assess, freshness
+from impact.health.freshness import assess, freshness
 from impact.root_cause import root_cause_dataset, root_cause_run
 from impact.upstream import column_upstream, dataset_upstream
 from impact.where import where

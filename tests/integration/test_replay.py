@@ -17,7 +17,7 @@ from api.app import create_app
 from api.cli import app
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.worker import CONSUMER, Worker
 from tests.helpers import canonical_dump, dataset, new_run_id, point_cli_at_test_server, run_event
 

@@ -17,7 +17,7 @@ from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
 from ingest.export import export_parquet
-from ingest.log import Checked, SQLiteLog
+from ingest.log.sqlite import Checked, SQLiteLog
 from ingest.worker import Worker
 from tests.helpers import new_run_id, rows, run_event
 

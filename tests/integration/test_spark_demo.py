@@ -14,13 +14,13 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
 
-from api.demo import run_pipeline  # noqa: E402
+from api.local.demo import run_pipeline  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
 from impact.blast_radius import dataset_blast_radius  # noqa: E402
 from impact.root_cause import root_cause_dataset  # noqa: E402
 from impact.where import where  # noqa: E402
-from ingest.log import SQLiteLog  # noqa: E402
+from ingest.log.sqlite import SQLiteLog  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
 from tests.helpers import live_api, rows  # noqa: E402
 

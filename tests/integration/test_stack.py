@@ -2,7 +2,7 @@
 apache-airflow-providers-openlineage) runs the Spark demo's jobs (the OpenLineage listener), then
 ``dbt-ol build`` over the files Spark wrote (examples/dbt_shop on DuckDB), then a SQL task of its
 own that states its lineage. Each tool comes from PyPI into its own environment under the test
-state directory (api/producers.py); every event goes over HTTP to our endpoint.
+state directory (api/local/producers.py); every event goes over HTTP to our endpoint.
 
 Two DAG runs: the first passes, in the second Spark's revenue job fails (so the Spark task and the
 DAG run fail, and dbt and the overview do not run). Spark names the data by file path and dbt by
@@ -18,8 +18,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
 
-from api.demo import StackRun, run_stack  # noqa: E402
-from api.producers import DAG_ID  # noqa: E402
+from api.local.demo import StackRun, run_stack  # noqa: E402
+from api.local.producers import DAG_ID  # noqa: E402
 from graph.db import Graph  # noqa: E402
 from graph.settings import Settings  # noqa: E402
 from impact.blast_radius import dataset_blast_radius, job_blast_radius  # noqa: E402

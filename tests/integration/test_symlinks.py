@@ -12,10 +12,10 @@ import pytest
 
 from graph.db import Graph
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
-from impact.changes import Change
-from impact.check import check
+from impact.change.check import check
+from impact.change.read import Change
 from impact.discover import listing
-from impact.freshness import freshness
+from impact.health.freshness import freshness
 from impact.upstream import dataset_upstream
 from impact.where import where
 from tests.conftest import wipe
@@ -113,7 +113,7 @@ def _marquez_ids(answer: dict[str, Any]) -> dict[str, tuple[set[str], set[str]]]
 
 
 def test_marquez_lineage_crosses_a_tables_names_and_lists_it_once(graph: Graph) -> None:
-    from impact.marquez_lineage import lineage
+    from impact.marquez.lineage import lineage
 
     for _ in _every_load(graph, _events()):
         # asked by the catalog name of the job's input, which the job reads by its path
@@ -138,7 +138,7 @@ def test_marquez_lineage_crosses_a_tables_names_and_lists_it_once(graph: Graph) 
 
 
 def test_marquez_lineage_from_a_symlink_name_of_a_read_table(graph: Graph) -> None:
-    from impact.marquez_lineage import lineage
+    from impact.marquez.lineage import lineage
 
     src = dataset("/wh/src", "hdfs://nn:8020", symlinks={"identifiers": [
         {"namespace": "hive://ms:9083", "name": "db.src", "type": "TABLE"}]})
@@ -152,7 +152,7 @@ def test_marquez_lineage_from_a_symlink_name_of_a_read_table(graph: Graph) -> No
 
 
 def test_marquez_lineage_fields_are_the_current_schema_in_its_order(graph: Graph) -> None:
-    from impact.marquez_lineage import lineage
+    from impact.marquez.lineage import lineage
 
     run = new_run_id()
     later = run_event("COMPLETE", run, "w", outputs=[dataset("t", columns=["a", "b"])],

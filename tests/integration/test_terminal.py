@@ -15,7 +15,7 @@ from api.app import create_app
 from api.cli import app
 from graph.db import Graph
 from graph.settings import Settings, get_settings
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from tests.helpers import canonical_dump, dataset, new_run_id, point_cli_at_test_server, run_event
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from api.background import keep_plans_in_background, warm_in_background
 from api.cli import app
+from api.services.background import keep_plans_in_background, warm_in_background
 from graph.db import Graph
 from graph.errors import LineageError
 from graph.settings import get_settings

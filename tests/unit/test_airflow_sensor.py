@@ -1,4 +1,4 @@
-"""The gate as the Airflow sensor asks it (api.airflow_sensor.ask_gate), against a real local
+"""The gate as the Airflow sensor asks it (api.airflow.sensor.ask_gate), against a real local
 HTTP server: an answer is passed on, a refusal or an unreachable API is a closed gate with the
 reason (the sensor waits). The sensor itself runs in the real Airflow: tests/integration/test_stack.py."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from api.airflow_sensor import ask_gate
+from api.airflow.sensor import ask_gate
 from tests.helpers import free_port
 
 

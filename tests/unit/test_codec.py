@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ingest import codec
-from ingest.log import Checked, SQLiteLog, encode
+from ingest.log.sqlite import Checked, SQLiteLog, encode
 from ingest.read import RawItem, iter_paths, read_file
 from ingest.validate import ValidEvent, event_digest, logged, validate
 

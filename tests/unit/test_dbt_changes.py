@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from impact.changes import Change, CheckInputError
-from impact.dbt_changes import _column_changes, models, relation
+from impact.change.dbt import _column_changes, models, relation
+from impact.change.read import Change, CheckInputError
 from ingest.aliases import alias_event
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ingest import commands
-from ingest.log import LogError, SQLiteLog
+from ingest.log.sqlite import LogError, SQLiteLog
 from ingest.replay import OrderMatters, commands_after_events
 
 EVENT = {"eventType": "START", "eventTime": "2024-06-01T00:00:00Z",

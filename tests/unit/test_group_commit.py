@@ -1,4 +1,4 @@
-"""The log's group commit (ingest.group_commit): concurrent requests' appends share commits, each
+"""The log's group commit (ingest.log.group_commit): concurrent requests' appends share commits, each
 request gets the sequence numbers of its own events in order, the mark of how far they were
 checked reaches the log, and a failing log fails the requests of that commit, not later ones."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ingest.group_commit import GroupCommitter
-from ingest.log import Checked, LogError, SQLiteLog
+from ingest.log.group_commit import GroupCommitter
+from ingest.log.sqlite import Checked, LogError, SQLiteLog
 
 
 def _event(i: int) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from neo4j.time import DateTime
 
-from impact.check import widens
+from impact.change.check import widens
 from impact.flow import choke_points, criticality, flow_graph
-from impact.freshness import assess
+from impact.health.freshness import assess
 from impact.root_cause import WEIGHT, candidates
 
 T0 = datetime(2024, 6, 10, 2, 0, tzinfo=UTC)

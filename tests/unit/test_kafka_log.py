@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.event_log import RAW, UNREADABLE, Checked, Entry
-from ingest.kafka_log import KafkaAddress, KafkaLog, message_key
-from ingest.log import LogError, SQLiteLog
+from ingest.log.kafka import KafkaAddress, KafkaLog, message_key
+from ingest.log.protocol import RAW, UNREADABLE, Checked, Entry
+from ingest.log.sqlite import LogError, SQLiteLog
 from ingest.read import from_log
 
 

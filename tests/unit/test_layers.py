@@ -51,3 +51,39 @@ def test_no_circles_between_modules() -> None:
                                if b.startswith(a + ".") or a.startswith(b + ".")])
     cycles = list(nx.simple_cycles(imports))
     assert not cycles, cycles
+
+
+FRONT_DOORS = ("api.routes", "api.cli")
+API_WINGS = ("api.render", "api.services", "api.local", "api.airflow")
+
+
+def _under(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_the_api_wings_never_import_the_front_doors() -> None:
+    imports = _imports()
+    wrong = [(a, b) for a, b in imports.edges if _under(a, API_WINGS) and _under(b, FRONT_DOORS)]
+    assert not wrong, wrong
+
+
+def test_the_airflow_sensor_imports_nothing_of_ours() -> None:
+    # it runs inside Airflow, where lineage-graph is not installed
+    imports = _imports()
+    wrong = [(a, b) for a, b in imports.edges if _under(a, ("api.airflow",))
+             and not _under(b, ("api.airflow",))]
+    assert not wrong, wrong
+    assert imports.has_node("api.airflow.sensor")
+
+
+def test_no_request_below_the_routes() -> None:
+    # the wings take what a route resolved (its services, its arguments), never the request
+    found = []
+    for package in API_WINGS:
+        for path in (ROOT / Path(*package.split("."))).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module and \
+                        node.module.split(".")[0] in ("fastapi", "starlette"):
+                    found += [f"{_module(path)}: {a.name}" for a in node.names
+                              if a.name in ("Request", "WebSocket")]
+    assert not found, found

@@ -1,4 +1,4 @@
-"""MLflow's records as OpenLineage events (ingest.mlflow_events): the identities, the run states,
+"""MLflow's records as OpenLineage events (ingest.mlflow.events): the identities, the run states,
 the models and their column lineage, from records shaped as MLflow 3.17's REST API answers them
 (the integration test reads a real server)."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ingest.mlflow_events import Translator, dataset_identity, run_uuid
-from ingest.mlflow_records import MlflowError, Records, Tracking
+from ingest.mlflow.events import Translator, dataset_identity, run_uuid
+from ingest.mlflow.records import MlflowError, Records, Tracking
 from ingest.transform import trained_on
 from ingest.validate import ValidEvent, validate
 

@@ -1,4 +1,4 @@
-"""Reading a policy file (impact.policy_file): the rules as written, and every mistake refused
+"""Reading a policy file (impact.policy.rules): the rules as written, and every mistake refused
 with the file, the line and the rule it is in."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from impact.policy_file import PolicyError, parse_policies, read_policies
+from impact.policy.rules import PolicyError, parse_policies, read_policies
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "policies" / "shop.yaml"
 

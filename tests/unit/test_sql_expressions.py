@@ -1,11 +1,11 @@
-"""Reading what a SQL model does to each output column (impact.sql_expressions), for the policy
+"""Reading what a SQL model does to each output column (impact.change.sql_expressions), for the policy
 rehearsal of a dbt branch."""
 
 from __future__ import annotations
 
 import pytest
 
-from impact.sql_expressions import transformation
+from impact.change.sql_expressions import transformation
 
 MODEL = """
 with source as (select * from "shop"."raw"."users"),

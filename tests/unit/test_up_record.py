@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from api import processes
 from api.cli import app
+from api.local import processes
 from graph.settings import Settings
 
 

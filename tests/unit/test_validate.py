@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from ingest.event_log import Checked
+from ingest.log.protocol import Checked
 from ingest.validate import ValidEvent, event_digest, logged, validate
 from tests.helpers import dataset, run_event
 
@@ -161,8 +161,8 @@ def _corpus_and_generated(corpus: Path) -> list[Any]:
 
 def test_validation_makes_the_log_body_unless_it_scrubbed_something(corpus: Path) -> None:
     """The API logs the canonical text validation made when it looked for secrets: it must be
-    the text ingest.log.encode writes, and there is none for an event that was scrubbed."""
-    from ingest.log import encode
+    the text ingest.log.sqlite.encode writes, and there is none for an event that was scrubbed."""
+    from ingest.log.sqlite import encode
 
     made = 0
     for event in _corpus_and_generated(corpus):

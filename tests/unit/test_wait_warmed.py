@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from api.processes import wait_warmed
+from api.local.processes import wait_warmed
 
 
 class _Ready(BaseHTTPRequestHandler):

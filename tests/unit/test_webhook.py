@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from api.webhook import Webhook
-from impact.policy_file import parse_policies
-from impact.violations import Change
+from api.services.webhook import Webhook
+from impact.policy.rules import parse_policies
+from impact.policy.violations import Change
 
 POLICIES = parse_policies("""\
 version: 1

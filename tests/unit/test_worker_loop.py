@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from ingest.log import SQLiteLog
+from ingest.log.sqlite import SQLiteLog
 from ingest.worker import SWITCH_INTERVAL, Worker, _ShortSwitches
 
 

@@ -11,12 +11,12 @@ import pytest
 
 # the worker command, stopped where it opens the event log: prints its niceness then
 PROBE = """
-import os, ingest.log
+import os, ingest.log.sqlite
 from api.cli import services
 def opened(settings):
     print(os.nice(0))
     raise SystemExit(0)
-ingest.log.open_event_log = opened
+ingest.log.sqlite.open_event_log = opened
 services.worker_cmd(once=True)
 """
 

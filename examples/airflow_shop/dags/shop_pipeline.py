@@ -7,7 +7,7 @@ their task run as parent, passed the way their integrations document it: Spark's
 ``OPENLINEAGE_ROOT_PARENT_ID``; the provider's macros give the values. The SQL task states its
 lineage itself (inlets and outlets carrying OpenLineage datasets, with column lineage).
 
-Before the overview is published, a lineage gate (api.airflow_sensor.LineageGateSensor) asks
+Before the overview is published, a lineage gate (api.airflow.sensor.LineageGateSensor) asks
 lineage-graph whether the two marts it reads may be consumed: it runs whatever happened before it
 (``trigger_rule="all_done"``), so it is the gate, not Airflow's own dependencies, that decides. On
 a night when Spark's revenue job fails, the gate is closed (the job's latest run failed, upstream
@@ -31,7 +31,7 @@ from openlineage.client.event_v2 import Dataset
 from openlineage.client.facet_v2 import column_lineage_dataset as cl
 from openlineage.client.facet_v2 import schema_dataset
 
-from api.airflow_sensor import LineageGateSensor
+from api.airflow.sensor import LineageGateSensor
 
 OL = "macros.OpenLineageProviderPlugin"
 PARENT = {

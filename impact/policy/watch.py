@@ -1,0 +1,208 @@
+"""Keeping the policy rules checked as the graph changes (``LINEAGE_POLICIES`` on a worker).
+
+Once at start every rule is checked in full and the store (impact.policy.violations) made to agree.
+After that, each batch the worker loads is followed by a check of what the batch could have
+changed, never the whole graph:
+
+* the datasets the batch touched (read, written, renamed, named by a symlink or a lineage facet);
+* for rules that follow data from a source (flow, residency), the sources upstream of those
+  datasets: only a path from them can have gained or lost a step;
+* for ``sources`` rules, the sinks downstream of them: only their origins can have changed;
+* for ``metadata`` rules, the touched datasets themselves.
+
+Those are the rule's anchors (impact.policy.check.Scope); the rule is checked for them only, and
+only its violations anchored there are replaced. A batch of metadata commands (tags set or
+removed through the API, soft deletes) is followed by a full check: a tag can select sources
+anywhere, and such batches are rare.
+
+:class:`Watching` does this on a thread of its own, so that a check never holds the worker up:
+batches that arrive while a check runs are merged into the next one. A check waits for the worker
+to be quiet (no batch for ``QUIET`` seconds) and then runs at once; while batches keep coming (a
+backfill, a burst) it runs every ``BUSY_HOLD`` seconds at most, and no more than a share of the
+time (``busy_share``: after a check of T seconds the next waits (1/share - 1)·T), batches merging
+meanwhile, so that the checks' queries leave the worker and Neo4j the machine (docs/benchmarks.md,
+"Policies"). A violation is found a moment after the burst that made it, or within
+``BUSY_HOLD`` (or T/share) while a backfill goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+
+from graph.db import Graph
+from impact.policy.check import Scope, check_rule
+from impact.policy.rules import Policies
+from impact.policy.violations import Change, record
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[list[Change]], None]
+QUIET = 1.0
+"""Seconds without a batch after which the worker counts as idle: a waiting check runs."""
+BUSY_HOLD = 30.0
+"""While batches keep coming, the most seconds a batch waits for its check."""
+
+
+@dataclass
+class Round:
+    """What one check did: the rules checked, the anchors (None: the whole graph), the changes."""
+
+    rules: int
+    anchors: int | None
+    changes: list[Change]
+    seconds: float
+    scope_seconds: float = 0.0
+    """Of ``seconds``, finding the anchors (the walk up and down from the batch's datasets)."""
+
+
+class PolicyWatch:
+    """The rules of ``policies`` kept checked against ``graph`` (see the module's doc)."""
+
+    def __init__(self, graph: Graph, policies: Policies, depth: int | None = None,
+                 today: Callable[[], date] | None = None) -> None:
+        self.graph = graph
+        self.policies = policies
+        self.depth = depth
+        self.today = today or (lambda: datetime.now(UTC).date())
+
+    def full(self) -> Round:
+        """Every rule on the whole graph; clears what rules no longer in the file left open."""
+        started = datetime.now(UTC)
+        results = [check_rule(self.graph, rule, self.depth, self.today())
+                   for rule in self.policies.rules]
+        stored = {r["rule"] for r in self.graph.read("policies/open_violations", rules=None,
+                                                     anchors=None)}
+        retired = sorted(stored - {rule.id for rule in self.policies.rules})
+        changes = record(self.graph, [(result, None) for result in results], started, retired)
+        return Round(len(results), None, changes, _since(started))
+
+    def after(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
+              commands: bool = False) -> Round:
+        """What a batch that touched ``datasets`` and hand-off jobs ``handoffs`` (or applied
+        metadata ``commands``) changed."""
+        if commands:
+            return self.full()
+        started = datetime.now(UTC)
+        touched, jobs = frozenset(datasets), frozenset(handoffs)
+        if not touched and not jobs:
+            return Round(0, 0, [], 0.0)
+        [row] = self.graph.read("policies/scope", datasets=[
+            {"namespace": ns, "name": name} for ns, name in sorted(touched)], jobs=[
+            {"namespace": ns, "name": name} for ns, name in sorted(jobs)])
+        scope = Scope(touched, frozenset((d["namespace"], d["name"]) for d in row["upstream"]),
+                      frozenset((d["namespace"], d["name"]) for d in row["downstream"]))
+        scoped = _since(started)
+        checks = []
+        for rule in self.policies.rules:
+            within = scope.anchors(rule)
+            checks.append((check_rule(self.graph, rule, self.depth, self.today(), within), within))
+        changes = record(self.graph, checks, started)
+        anchors = sum(len(within) for _, within in checks)
+        return Round(len(self.policies.rules), anchors, changes, _since(started), scoped)
+
+
+def _since(started: datetime) -> float:
+    return (datetime.now(UTC) - started).total_seconds()
+
+
+@dataclass
+class Watching:
+    """A :class:`PolicyWatch` on a thread of its own: a full check at start, then one after each
+    batch offered, batches offered meanwhile merged. A failed check (Neo4j away) is retried with
+    the same batches after a pause; it never stops the thread or the worker."""
+
+    watch: PolicyWatch
+    notify: Notify = lambda changes: None
+    retry_seconds: float = 5.0
+    check_all_first: bool = True
+    """Check every rule at start (the store may be behind the graph and the file)."""
+    busy_share: float = 0.1
+    """The most of the time the checks take while batches keep coming (see the module's doc)."""
+    rounds: int = 0
+    _pending: set[tuple[str, str]] = field(default_factory=set)
+    _offered: float = 0.0
+    _since: float = 0.0  # when the oldest batch not yet checked was offered
+    _handoffs: set[tuple[str, str]] = field(default_factory=set)
+    _commands: bool = False
+    _full: bool = True
+    _wake: threading.Condition = field(default_factory=threading.Condition)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _idle: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> Watching:
+        self._full = self.check_all_first
+        threading.Thread(target=self._run, name="policy-watch", daemon=True).start()
+        return self
+
+    def offer(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
+              commands: bool = False) -> None:
+        """A batch was loaded: check what it touched (soon, on the watching thread)."""
+        with self._wake:
+            self._offered = time.monotonic()
+            if not self._work():
+                self._since = self._offered
+            self._pending.update(datasets)
+            self._handoffs.update(handoffs)
+            self._commands = self._commands or commands
+            self._idle.clear()
+            self._wake.notify()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._wake:
+            self._wake.notify()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every batch offered so far is checked; False on timeout."""
+        return self._idle.wait(timeout)
+
+    def _work(self) -> bool:
+        return bool(self._pending or self._handoffs or self._commands or self._full)
+
+    def _run(self) -> None:
+        not_before = 0.0  # after a check, the next waits its turn (busy_share)
+        while not self._stop.is_set():
+            with self._wake:
+                while not self._stop.is_set():
+                    if not self._work():
+                        self._idle.set()
+                        self._wake.wait()
+                    elif ((left := max(not_before, self._since + BUSY_HOLD) - time.monotonic()) > 0
+                          and time.monotonic() - self._offered < QUIET):
+                        self._wake.wait(min(left, QUIET))  # busy: batches merge meanwhile
+                    else:
+                        break
+                full, commands = self._full, self._commands
+                pending, handoffs = self._pending, self._handoffs
+                self._full, self._commands = False, False
+                self._pending, self._handoffs = set(), set()
+            if self._stop.is_set():
+                return
+            try:
+                done = (self.watch.full() if full
+                        else self.watch.after(pending, handoffs, commands))
+            except Exception as e:  # Neo4j away, or a bug: say it, keep the batches, go on
+                log.warning("checking the policy rules failed (%s); trying again in %.0f s",
+                            e, self.retry_seconds)
+                with self._wake:
+                    self._full = self._full or full
+                    self._commands = self._commands or commands
+                    self._pending |= pending
+                    self._handoffs |= handoffs
+                self._stop.wait(self.retry_seconds)
+                continue
+            self.rounds += 1
+            if self.busy_share < 1:
+                not_before = time.monotonic() + done.seconds * (1 / self.busy_share - 1)
+            if done.changes or full:
+                log.info("policy rules checked (%s): %d appeared, %d cleared, %.2f s",
+                         "all" if done.anchors is None else f"{done.anchors} anchors",
+                         sum(c.event == "appeared" for c in done.changes),
+                         sum(c.event == "cleared" for c in done.changes), done.seconds)
+            if done.changes:
+                self.notify(done.changes)
