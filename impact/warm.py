@@ -11,8 +11,9 @@ questions would have done, before anyone waits for them:
    the datasets' last, as what a page cache too small for the whole store keeps;
 2. asks each question once (blast radius, upstream, root cause, GDPR reach, the Marquez-shaped
    lineage) of the widest hub, so that Neo4j plans each query, then the blast radius of the ten
-   widest hubs twice, so that the JVM compiles the walk's code (after a restart without this, the
-   hubs' blast radius took 600 ms, then fell to 130 ms over the first 30 asks).
+   widest hubs twice, so that the JVM compiles the walk's code (after a restart without this,
+   the hubs' blast radius was several times slower over the first asks: docs/benchmarks.md,
+   "Measurements behind the code").
 
 Neo4j also plans a query again, at its next run, once the graph has grown enough since the plan
 was made; :class:`PlanKeeper` asks the questions again when the graph has changed, so that the

@@ -1,4 +1,5 @@
-"""Writing JSON on the hot paths (the event log's bodies, event digests): orjson, 3-5x faster than json.
+"""Writing JSON on the hot paths (the event log's bodies, event digests): orjson, several times
+faster than json (docs/benchmarks.md, "Measurements behind the code").
 
 Whatever orjson refuses (integers beyond 64 bits, nesting deeper than 254, lone surrogates) goes
 through :mod:`json`. Reading what anyone may send stays with :mod:`json`: orjson reads integers

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
 # Facets are checked as TypedDicts, not models: pydantic then checks the types without building
-# an object per field, several times faster, and the API and the worker both check every event.
+# an object per field, which is faster (docs/benchmarks.md, "Measurements behind the code"), and
+# the API and the worker both check every event.
 _ALLOW = ConfigDict(extra="allow")
 _NonEmpty = Annotated[str, Field(min_length=1)]
 

@@ -147,10 +147,11 @@ def _digest(parts: list[Any]) -> str:
     """A digest of a list of plain tuples, the same in every process. Order counts: a schema's
     columns are in order, a lineage's edges are sorted first.
 
-    Taken over their JSON (orjson: a quarter of the time of ``repr``, which was 7% of the
-    worker's preparation); what JSON cannot hold goes through ``repr``, always the same way for
-    the same parts. A store written before this change holds digests of ``repr``: each schema
-    and lineage is written in full once, then touched again."""
+    Taken over their JSON (orjson: faster than ``repr``, which was a measured share of the
+    worker's preparation: docs/benchmarks.md, "Measurements behind the code"); what JSON cannot
+    hold goes through ``repr``, always the same way for the same parts. A store written before
+    digests were taken over JSON holds digests of ``repr``: each schema and lineage is written in
+    full once, then touched again."""
     try:
         text = orjson.dumps(parts)
     except orjson.JSONEncodeError:

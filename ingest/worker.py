@@ -263,7 +263,7 @@ class Worker:
         The two threads share the GIL. Each time the writing thread comes back from the socket it
         must wait for the preparing thread to give the GIL up, 5 ms by default, and a batch makes
         dozens of such trips: while the loop runs, the switch interval is 0.5 ms, which made the
-        worker alone about a tenth faster (docs/benchmarks.md, "Ingest, end to end").
+        worker alone faster (docs/benchmarks.md, "Measurements behind the code").
         """
         with _short_switches:
             self._run(stop, poll, on_batch)

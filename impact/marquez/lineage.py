@@ -27,8 +27,8 @@ from impact.marquez.models import strength
 _VERSION = re.compile(r"#[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 KINDS = {"dataset": "Dataset", "job": "Job", "datasetField": "Column"}
 # Every split of an id at its ':' is a candidate (namespaces hold ':' themselves). Bounded so that
-# resolving an id costs at most a few hundred candidates: a datasetField id with 1,200 ':' made
-# 700,000 candidates of kilobytes each (3 GB, 78 s) before these limits.
+# resolving an id costs at most a few hundred candidates: without these limits, an id with
+# a thousand ':' made hundreds of thousands (docs/benchmarks.md, "Measurements behind the code").
 MAX_NODE_ID = 2048
 MAX_COLONS = 24
 
