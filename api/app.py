@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 
 from api import errors
-from api.deps import Services
+from api.deps import AppContext
 from api.guard import Guard
 from api.logs import RequestContext
 from api.paths import EncodedSlashes
@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     """The application. ``graph`` and the event log are opened from ``settings`` on first use,
     and closed with the app; ``run_in_background``: also start what ``lineage serve`` runs beside
     the API (api.services.background), and stop it with the app."""
-    found = Services(settings or get_settings(), graph, events)
+    found = AppContext(settings or get_settings(), graph, events)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
         redoc_url=None,
         lifespan=lifespan,
     )
-    app.state.services = found
+    app.state.context = found
     app.state.settings = found.settings
     app.state.tokens = found.tokens
     app.add_middleware(Guard, tokens=found.tokens)

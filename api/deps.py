@@ -31,8 +31,8 @@ BODY_BUDGET_FACTOR = 4
 """Bodies of the largest size one API process takes in at once (api.receive.BodyBudget)."""
 
 
-class Services:
-    """One app's settings and connections."""
+class AppContext:
+    """One app's settings, connections and counters: what its routes share (``app_context``)."""
 
     def __init__(self, settings: Settings, graph: Graph | None = None,
                  events: EventLog | None = None) -> None:
@@ -93,8 +93,8 @@ class Services:
             connection.close()
 
 
-def services(request: Request) -> Services:
-    found: Services = request.app.state.services
+def app_context(request: Request) -> AppContext:
+    found: AppContext = request.app.state.context
     return found
 
 
@@ -103,12 +103,12 @@ def services(request: Request) -> Services:
 
 
 async def graph(request: Request) -> Graph:
-    return services(request).graph()
+    return app_context(request).graph()
 
 
 async def check_scope(request: Request, scope: str) -> None:
     """Refuse the request unless its token has ``scope`` (or, without tokens, it is loopback)."""
-    tokens = services(request).tokens
+    tokens = app_context(request).tokens
     if not tokens.enabled:
         host = request.client.host if request.client else None
         if not is_loopback(host):
@@ -149,7 +149,7 @@ async def as_of(value: Annotated[str | None, Query(
 
 async def page_limit(request: Request, limit: Annotated[int, Query(
         ge=1, description="Page size (clamped to the configured maximum).")] = 50) -> int:
-    return min(limit, services(request).settings.api_max_page)
+    return min(limit, app_context(request).settings.api_max_page)
 
 
 G = Annotated[Graph, Depends(graph)]
@@ -167,7 +167,7 @@ Offset = Annotated[int, Query(ge=0, le=2_000_000_000, description="Rows to skip.
 async def marquez_limit(request: Request, limit: Annotated[int, Query(
         ge=0, description="Page size (Marquez's default 100; clamped to the configured "
                           "maximum).")] = 100) -> int:
-    return min(limit, services(request).settings.api_max_page)
+    return min(limit, app_context(request).settings.api_max_page)
 
 
 MLimit = Annotated[int, Depends(marquez_limit)]

@@ -121,7 +121,7 @@ def _closest(request: Request, e: NotFound) -> list[dict[str, str]]:
     if e.kind not in ("dataset", "job", "column") or e.name is None:
         return []
     try:
-        close = closest(request.app.state.services.graph(), e)
+        close = closest(request.app.state.context.graph(), e)
     except LineageError:
         return []
     return [{"namespace": f.namespace, "name": f.name} for f in close]

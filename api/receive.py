@@ -67,7 +67,7 @@ class BodyBudget:
 
 
 @dataclass
-class Verdict:
+class Received:
     accepted: list[dict[str, Any]] = field(default_factory=list)
     texts: list[str | None] = field(default_factory=list)  # each accepted one's log body, if made
     rejected: list[dict[str, Any]] = field(default_factory=list)  # {index, reasons}
@@ -90,7 +90,7 @@ def check_media_type(header: str | None) -> Kind:
                          "(one event or an array) or application/x-ndjson (one event per line)")
 
 
-def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Verdict:
+def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Received:
     """Split and validate a body. Raises BodyError for a body that is unusable as a whole.
 
     The body is split as files are (:func:`ingest.read.read_bytes`). Accepted events come
@@ -101,7 +101,7 @@ def parse(body: bytes, kind: Kind, keep_raw: bool = False) -> Verdict:
         raise BodyError(400, f"body: {unusable}")
     if not items:
         raise BodyError(400, "empty array: expected at least one event")
-    verdict = Verdict()
+    verdict = Received()
     for item in items:
         index = item.index if item.index is not None else 0
         if item.error is not None:

@@ -38,7 +38,7 @@ _T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
-Step = tuple[str, dict[str, Any]]
+QueryStep = tuple[str, dict[str, Any]]
 """A named query and its parameters."""
 
 
@@ -58,7 +58,7 @@ def _quiet(params: dict[str, Any]) -> dict[str, Any]:
     return {k: _Rows(v) if type(v) is list else v for k, v in params.items()}
 
 
-def _run(tx: Transaction, step: Step) -> list[dict[str, Any]]:
+def _run(tx: Transaction, step: QueryStep) -> list[dict[str, Any]]:
     """One step in ``tx``, its rows read. Its row lists are emptied afterwards: the driver keeps
     what it sent in objects that refer to each other, which only the cyclic garbage collector
     frees (rarely, in a process that ingests: ingest.pipeline.relax_gc), and the rows would wait
@@ -162,9 +162,9 @@ class Graph:
         return Query(statement, metadata=self._tag(named.name),
                      timeout=self.timeout)
 
-    def write(self, steps: Sequence[Step],
-              then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None = None
-              ) -> list[tuple[Step, list[dict[str, Any]]]]:
+    def write(self, steps: Sequence[QueryStep],
+              then: Callable[[list[list[dict[str, Any]]]], Sequence[QueryStep]] | None = None
+              ) -> list[tuple[QueryStep, list[dict[str, Any]]]]:
         """Run the steps in order in one write transaction, then, in the same transaction, the
         steps ``then`` returns given their results; returns each step run with its rows. A step's
         query has one statement.
@@ -178,7 +178,7 @@ class Graph:
         """
         names = [name for name, _ in steps]  # what an error names: the queries of both rounds
 
-        def work(tx: Transaction) -> list[tuple[Step, list[dict[str, Any]]]]:
+        def work(tx: Transaction) -> list[tuple[QueryStep, list[dict[str, Any]]]]:
             done = [(step, _run(tx, step)) for step in steps]
             if then is not None:
                 more = then([rows for _, rows in done])
@@ -207,8 +207,8 @@ class Graph:
                 raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
         raise AssertionError("unreachable")
 
-    def rehearse(self, steps: Sequence[Step],
-                 then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None,
+    def rehearse(self, steps: Sequence[QueryStep],
+                 then: Callable[[list[list[dict[str, Any]]]], Sequence[QueryStep]] | None,
                  inspect: Callable[[Graph], _T]) -> _T:
         """Write as :meth:`write` would, then, in the same transaction, what ``inspect`` asks of
         the graph it is given (which sees those writes), then roll back: the graph as a change
@@ -315,7 +315,7 @@ class _InTransaction(Graph):
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         return rows_of(self._tx.run(query(query_name).text, params))
 
-    def write(self, steps: Sequence[Step],
-              then: Callable[[list[list[dict[str, Any]]]], Sequence[Step]] | None = None
-              ) -> list[tuple[Step, list[dict[str, Any]]]]:
+    def write(self, steps: Sequence[QueryStep],
+              then: Callable[[list[list[dict[str, Any]]]], Sequence[QueryStep]] | None = None
+              ) -> list[tuple[QueryStep, list[dict[str, Any]]]]:
         raise TypeError("a rehearsal only reads what its writes left")

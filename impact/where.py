@@ -25,7 +25,7 @@ LABELS = ("raw", "unknown", "transformed", "masked", "aggregated", "influence")
 
 
 @dataclass(frozen=True)
-class Step:
+class Hop:
     """One move of the data: from a column to a column, by a job (and its latest run)."""
 
     source: str
@@ -65,7 +65,7 @@ class Reach:
     column: str
     label: str
     distance: int
-    steps: tuple[Step, ...]
+    steps: tuple[Hop, ...]
     last_flowed: datetime | None
 
     @property
@@ -106,7 +106,7 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
 
 
 def _reach(r: dict[str, Any]) -> Reach:
-    steps = tuple(Step(s["from"], s["to"], s["job"], s["run"], s["type"], s["subtype"],
+    steps = tuple(Hop(s["from"], s["to"], s["job"], s["run"], s["type"], s["subtype"],
                        s["masking"] is True, s["description"], native_time(s["lastSeen"]),
                        basis(s["type"], s["subtype"], s["masking"] is True)
                        + retired_note(s.get("retired")), s["jobNamespace"])

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from graph.db import Graph, Step
+from graph.db import Graph, QueryStep
 from graph.errors import QueryError
 from graph.queries import library
 from ingest.rows import KINDS, Rows
@@ -73,7 +73,7 @@ class Plan:
         self.seen = seen
         self.schemas = _newest_by_key(rows.schemas, _SCHEMA_KEY)
         self.lineages = _newest_by_key(rows.lineages, _LINEAGE_KEY)
-        self.first: list[Step] = [(kind.query, {"rows": params}) for kind in KINDS
+        self.first: list[QueryStep] = [(kind.query, {"rows": params}) for kind in KINDS
                                   if kind.first and kind.query
                                   and (params := [wire(r) for r in getattr(rows, kind.name)])]
         self.versions = [(name, versions) for name, versions in (
@@ -92,7 +92,7 @@ class Plan:
                               lambda r: r.get("declared") is not None,
                               [r for r in rows.lineages if r.get("compact")], edge_rows)
 
-    def then(self, results: Sequence[list[dict[str, Any]]]) -> list[Step]:
+    def then(self, results: Sequence[list[dict[str, Any]]]) -> list[QueryStep]:
         """The second round, given the results of the first (which versions were not touched,
         and which of those are current now)."""
         missed: dict[str, set[Any]] = {"ingest/schemas": set(), "ingest/lineages": set()}
@@ -111,7 +111,7 @@ class Plan:
                itemgetter("name"))
         edges = self.edges.written(missed["ingest/lineages"])
         _stamp(edges, self.lineages, current["ingest/lineages"], _LINEAGE_KEY, "edges", edge_key)
-        plan: list[Step] = []
+        plan: list[QueryStep] = []
         for kind in KINDS:
             if kind.first or kind.query is None:
                 continue
@@ -129,11 +129,11 @@ class Plan:
         return plan + _refreshes(self.rows, plan)
 
 
-def _refreshes(rows: Rows, plan: list[Step]) -> list[Step]:
+def _refreshes(rows: Rows, plan: list[QueryStep]) -> list[QueryStep]:
     """The queries that keep derived edges right after the batch's writes: alias edges of tables
     with several names, coarse and hand-off boundary edges of its jobs, and (last) which of their
     edges are current (docs/graph-model.md)."""
-    steps: list[Step] = []
+    steps: list[QueryStep] = []
     # a new name or column of a table with several names: make them one identity
     named = {(r["namespace"], r["dataset"]) for r in rows.columns + rows.schemas}
     named |= {(r["namespace"], r["dataset"]) for r in plan_columns(plan)}
@@ -163,7 +163,7 @@ def _refreshes(rows: Rows, plan: list[Step]) -> list[Step]:
     return steps
 
 
-def plan_columns(plan: list[Step]) -> list[dict[str, Any]]:
+def plan_columns(plan: list[QueryStep]) -> list[dict[str, Any]]:
     """The columns that column edges of the plan name (the rows of ingest/column_keys)."""
     return next((params["rows"] for name, params in plan if name == "ingest/column_keys"), [])
 
@@ -248,6 +248,6 @@ def plan_ahead(graph: Graph) -> None:
     a transaction rolled back (nothing is written). A server just started plans them all at the
     first batch otherwise, which made it many times slower than the next (docs/benchmarks.md,
     "The first answers after a start")."""
-    steps: list[Step] = [(named.name, {param: [] for param in named.params})
+    steps: list[QueryStep] = [(named.name, {param: [] for param in named.params})
              for named in library().values() if named.name.startswith("ingest/")]
     graph.rehearse(steps, None, lambda _: None)

@@ -3,9 +3,9 @@
 ``server`` (the local Neo4j, the schema), ``load`` (``ingest``, ``alias``), ``discover`` (``ls``,
 ``search``), ``events`` (``replay``, ``dead-letters``, ``export``), ``questions`` (``impact``,
 ``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``models`` (``mlflow``,
-``provenance``), ``check``, ``policy``, ``services`` (``serve``, ``worker``, ``up``, ``down``,
-``status``, ``demo``, ``spark-conf``), ``kafka`` (the local broker); shared options and the
-graph connections in ``common``, tables in ``render``.
+``provenance``), ``check``, ``policy``, ``serve`` (``serve``, ``worker``), ``demo`` (``demo``,
+``spark-conf``), ``stack`` (``up``, ``down``, ``status``), ``kafka`` (the local broker); shared
+options and the graph connections in ``common``, tables in ``render``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = ["app", "main"]
 # each group registers its commands on `app`, under a panel of `lineage --help`: the panels
 # appear in the order of their first command (load, ask, find, run the services)
 for _group in ("load", "questions", "gdpr", "check", "policy", "health", "models", "discover",
-               "events", "server", "services", "kafka"):
+               "events", "server", "serve", "demo", "stack", "kafka"):
     importlib.import_module(f"api.cli.{_group}")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.encode import to_json
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
@@ -51,13 +51,13 @@ def dataset_version(graph: G, namespace: str, dataset: str, version: str) -> Any
             summary="Create or update a dataset (Marquez's legacy write: a DatasetEvent)")
 def put_dataset(request: Request, graph: G, namespace: str, dataset: str,
                 meta: DatasetMeta) -> Any:
-    return to_json(writes.put_dataset(services(request), graph, namespace, dataset, meta))
+    return to_json(writes.put_dataset(app_context(request), graph, namespace, dataset, meta))
 
 
 @router.delete("/{dataset}", dependencies=[WRITE], summary="Hide a dataset (Marquez's soft delete)")
 def delete_dataset(request: Request, graph: G, namespace: str, dataset: str) -> Any:
     found = mc.dataset(graph, namespace, dataset)
-    services(request).command("soft_delete",
+    app_context(request).command("soft_delete",
                               {"kind": "dataset", "namespace": namespace, "name": dataset})
     return found
 
@@ -67,8 +67,8 @@ def _tag(request: Request, graph: Graph, namespace: str, dataset: str, tag: str,
     mc.dataset(graph, namespace, dataset)
     if field is not None and not mc.has_field(graph, namespace, dataset, field):
         raise NotFound("field", f"{namespace}:{dataset}.{field}")  # before anything is logged
-    commands.tag(graph, services(request).log(), "field" if field is not None else "dataset",
-                 namespace, dataset, tag, add, field, services(request).settings.command_wait)
+    commands.tag(graph, app_context(request).log(), "field" if field is not None else "dataset",
+                 namespace, dataset, tag, add, field, app_context(request).settings.command_wait)
     return mc.dataset(graph, namespace, dataset)
 
 

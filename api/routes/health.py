@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from api.deps import READ, services
+from api.deps import READ, app_context
 from api.errors import RESPONSES
 from api.render.status_page import render
 from impact.health.measure import Health
@@ -36,7 +36,7 @@ def status(request: Request) -> HTMLResponse:
 
 def _current(request: Request) -> tuple[Health, list[Verdict], float, float]:
     try:
-        return services(request).health.current()
+        return app_context(request).health.current()
     except (TiersError, SloError) as e:  # the server's files, not the request: say which
         raise HTTPException(503, f"lineage health cannot be measured: {e} (LINEAGE_TIERS, "
                                  "LINEAGE_SLOS)") from e

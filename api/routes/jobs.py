@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.encode import to_json
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
@@ -59,21 +59,21 @@ def job_version(graph: G, namespace: str, job: str, version: str) -> Any:
 @router.put("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],
             summary="Create or update a job (Marquez's legacy write: a JobEvent)")
 def put_job(request: Request, graph: G, namespace: str, job: str, meta: JobMeta) -> Any:
-    return to_json(writes.put_job(services(request), graph, namespace, job, meta))
+    return to_json(writes.put_job(app_context(request), graph, namespace, job, meta))
 
 
 @router.delete("/namespaces/{namespace}/jobs/{job}", dependencies=[WRITE],
                summary="Hide a job (Marquez's soft delete)")
 def delete_job(request: Request, graph: G, namespace: str, job: str) -> Any:
     found = mc.job(graph, namespace, job)
-    services(request).command("soft_delete", {"kind": "job", "namespace": namespace, "name": job})
+    app_context(request).command("soft_delete", {"kind": "job", "namespace": namespace, "name": job})
     return found
 
 
 def _tag(request: Request, graph: Graph, namespace: str, job: str, tag: str, add: bool) -> Any:
     mc.job(graph, namespace, job)
-    commands.tag(graph, services(request).log(), "job", namespace, job, tag, add,
-                 wait=services(request).settings.command_wait)
+    commands.tag(graph, app_context(request).log(), "job", namespace, job, tag, add,
+                 wait=app_context(request).settings.command_wait)
     return mc.job(graph, namespace, job)
 
 

@@ -21,11 +21,11 @@ from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
 from api import errors
-from api.deps import READ, Depth, G, MLimit, MOffset, Retired, Services, check_scope, services
+from api.deps import READ, AppContext, Depth, G, MLimit, MOffset, Retired, app_context, check_scope
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
-from api.receive import BodyError, Verdict, body_size, check_media_type, parse, read_body
+from api.receive import BodyError, Received, body_size, check_media_type, parse, read_body
 from impact.marquez import lineage as lg
 from ingest.log.protocol import WORKER
 from ingest.log.sqlite import EventLog, LogError
@@ -57,7 +57,7 @@ _BEFORE, _AFTER = "2030-01-01T00:00:00+00:00", "1970-01-01T00:00:00+00:00"  # Ma
                               "description": "the event log cannot be written now"}})
 async def receive(request: Request) -> JSONResponse:
     await check_scope(request, "write")
-    found = services(request)
+    found = app_context(request)
     counters = found.counters
     try:
         kind = check_media_type(request.headers.get("content-type"))
@@ -84,7 +84,7 @@ async def receive(request: Request) -> JSONResponse:
 served = Route("/api/v1/lineage", receive, methods=["POST"], include_in_schema=False)
 
 
-async def _append(found: Services, verdict: Verdict, rejected_by: dict[str, int],
+async def _append(found: AppContext, verdict: Received, rejected_by: dict[str, int],
                   request: Request) -> JSONResponse:
     counters = found.counters
     try:
@@ -133,7 +133,7 @@ async def _loaded(events: EventLog, seq: int, wait: float) -> bool:
 WAIT_HEADER = "lineage-wait"
 
 
-def _wait_loaded(found: Services, request: Request) -> float:
+def _wait_loaded(found: AppContext, request: Request) -> float:
     """Seconds to wait for the worker to load what was just acknowledged: the setting, or 10 s
     when the request asks with ``Lineage-Wait: loaded``; 0 not to wait."""
     asked = (request.headers.get(WAIT_HEADER) or "").strip().lower() == "loaded"
@@ -182,7 +182,7 @@ SortDirection = Annotated[Literal["asc", "desc", "ASC", "DESC"], Query(alias="so
 
 def _events(request: Request, before: str, after: str, direction: str, limit: int, offset: int,
             namespace: str | None = None) -> dict[str, Any]:
-    found, total = services(request).log().between(
+    found, total = app_context(request).log().between(
         _epoch("after", after), _epoch("before", before), direction.lower() == "desc",
         limit, offset, namespace)
     return {"events": found, "totalCount": total}

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.encode import to_json
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
@@ -36,7 +36,7 @@ def namespace(graph: G, namespace: str) -> Any:
 @router.put("/namespaces/{namespace}", dependencies=[WRITE],
             summary="Create or update a namespace (Marquez)")
 def put_namespace(request: Request, graph: G, namespace: str, meta: NamespaceMeta) -> Any:
-    services(request).command("put_namespace", {"name": namespace, "ownerName": meta.ownerName,
+    app_context(request).command("put_namespace", {"name": namespace, "ownerName": meta.ownerName,
                                                 "description": meta.description})
     return mc.namespace(graph, scrub_text(namespace))
 
@@ -45,6 +45,6 @@ def put_namespace(request: Request, graph: G, namespace: str, meta: NamespaceMet
                summary="Hide a namespace with its datasets and jobs (Marquez's soft delete)")
 def delete_namespace(request: Request, graph: G, namespace: str) -> Any:
     found = mc.namespace(graph, namespace)
-    services(request).command("soft_delete",
+    app_context(request).command("soft_delete",
                               {"kind": "namespace", "namespace": namespace, "name": None})
     return found

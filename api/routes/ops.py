@@ -8,7 +8,7 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from api.deps import Services, services
+from api.deps import AppContext, app_context
 from api.metrics import render
 from graph.errors import LineageError
 from impact.health.measure import Health
@@ -30,7 +30,7 @@ async def health() -> dict[str, str]:
 @router.get("/ready", summary="Ready: the log is writable and Neo4j answers (and whether Neo4j "
                               "is warmed yet, which readiness does not wait for)")
 def ready(request: Request) -> JSONResponse:
-    found = services(request)
+    found = app_context(request)
     checks = {"log": found.log().writable()}
     try:
         found.graph().driver.verify_connectivity()
@@ -44,13 +44,13 @@ def ready(request: Request) -> JSONResponse:
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
 def metrics(request: Request) -> PlainTextResponse:
-    found = services(request)
+    found = app_context(request)
     return PlainTextResponse(render(found.counters, found.log(), _violations(found),
                                     found.requests, _health(found)),
                              media_type="text/plain; version=0.0.4")
 
 
-def _health(found: Services) -> tuple[Health, list[Verdict], float, float] | None:
+def _health(found: AppContext) -> tuple[Health, list[Verdict], float, float] | None:
     """The latest measure of lineage health, never made by the scrape (the next one starts on a
     thread of its own when it is due); None before the first one."""
     try:
@@ -60,7 +60,7 @@ def _health(found: Services) -> tuple[Health, list[Verdict], float, float] | Non
         return None
 
 
-def _violations(found: Services) -> list[tuple[str, str, int]] | None:
+def _violations(found: AppContext) -> list[tuple[str, str, int]] | None:
     """The open violations per rule and severity, with every rule of the policy file (0 when
     none is open); None without a policy file, or when Neo4j does not answer (the other metrics
     are still served)."""

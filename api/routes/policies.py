@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
-from api.deps import READ, G, Limit, Offset, services
+from api.deps import READ, G, Limit, Offset, app_context
 from api.errors import RESPONSES
 from impact.policy import violations
 from impact.policy.rules import Policies, PolicyError, read_policies
@@ -26,7 +26,7 @@ def _policies(request: Request) -> Policies:
 
 def configured_policies(request: Request) -> Policies | None:
     """The server's policy file (LINEAGE_POLICIES), None without one; 503 when it is unusable."""
-    path = services(request).settings.policies
+    path = app_context(request).settings.policies
     if path is None:
         return None
     try:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.encode import to_json
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
@@ -31,7 +31,7 @@ def job_runs(graph: G, namespace: str, job: str, limit: MLimit, offset: MOffset 
              summary="Create a run of a job (Marquez's legacy write: a RunEvent of type OTHER)")
 def post_run(request: Request, graph: G, namespace: str, job: str,
              meta: RunMeta | None = None) -> Any:
-    return to_json(writes.post_run(services(request), graph, namespace, job, meta or RunMeta()))
+    return to_json(writes.post_run(app_context(request), graph, namespace, job, meta or RunMeta()))
 
 
 @router.get("/jobs/runs/{run_id}", dependencies=[READ], summary="One run (Marquez)")
@@ -53,7 +53,7 @@ def run_transition(request: Request, graph: G, run_id: str,
                    transition: Literal["start", "complete", "fail", "abort"],
                    at: Annotated[datetime | None, Query(
                        description="when (ISO 8601); now by default")] = None) -> Any:
-    return to_json(writes.transition(services(request), graph, run_id, transition, at))
+    return to_json(writes.transition(app_context(request), graph, run_id, transition, at))
 
 
 @router.get("/runlineage/upstream", dependencies=[READ],

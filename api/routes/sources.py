@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
 from api.services import marquez_writes as writes
@@ -31,4 +31,4 @@ def source(graph: G, source: str) -> Any:
 @router.put("/{source}", dependencies=[WRITE],
             summary="Create or describe a data source (Marquez's legacy write)")
 def put_source(request: Request, graph: G, source: str, meta: SourceMeta) -> Any:
-    return writes.put_source(services(request), graph, source, meta)
+    return writes.put_source(app_context(request), graph, source, meta)

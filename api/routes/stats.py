@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Query, Request
 
-from api.deps import READ, G, services
+from api.deps import READ, G, app_context
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
 from impact.marquez import stats as ms
@@ -33,7 +33,7 @@ def _windows(period: str, timezone: str | None) -> list[tuple[datetime, datetime
 def stats_events(request: Request, period: Period, timezone: Zone = None) -> Any:
     if period == "WEEK" and not timezone:
         raise BadParam("timezone", "Timezone must be specified for period 'WEEK'")
-    return ms.event_stats(services(request).log().types_between, _windows(period, timezone))
+    return ms.event_stats(app_context(request).log().types_between, _windows(period, timezone))
 
 
 @router.get("/{kind}", summary="How many datasets, jobs or sources existed, per hour or "

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 from pydantic import BaseModel, Field
 
-from api.deps import READ, WRITE, G, MLimit, MOffset, services
+from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
 from impact.marquez import catalog as mc
@@ -24,14 +24,14 @@ class TagMeta(BaseModel):
 
 @router.get("", dependencies=[READ], summary="Tags (Marquez)")
 def tags(request: Request, graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
-    return mc.tags(graph, limit, offset, services(request).settings.tag_definitions)
+    return mc.tags(graph, limit, offset, app_context(request).settings.tag_definitions)
 
 
 @router.put("/{tag}", dependencies=[WRITE], summary="Create or describe a tag (Marquez)")
 def put_tag(request: Request, graph: G, tag: str,
             meta: Annotated[TagMeta | None, Body()] = None) -> Any:
     description = meta.description if meta else None
-    rows = services(request).command("put_tag", {"tag": tag, "description": description})
+    rows = app_context(request).command("put_tag", {"tag": tag, "description": description})
     # applied by the worker: the tag as the command stored it (its text scrubbed of secrets)
     return rows[0] if rows else {"name": scrub_text(tag), "description":
                                  None if description is None else scrub_text(description)}

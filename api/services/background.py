@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from api.deps import Services
+from api.deps import AppContext
 from graph.db import Graph
 from impact.warm import PlanKeeper, warm
 from ingest.log.protocol import WORKER
@@ -19,7 +19,7 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def start(services: Services) -> Keeping | None:
+def start(services: AppContext) -> Keeping | None:
     """Start what ``lineage serve`` runs beside the API, each on a thread of its own, as its
     settings say: the warm-up (``warm_on_start``) and the plan keeper (``plan_keeper_seconds``),
     which reads from the event log how far the worker has loaded what the API received."""

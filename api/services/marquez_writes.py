@@ -14,7 +14,7 @@ from typing import Any, Literal
 from fastapi import HTTPException
 from pydantic import BaseModel, Field
 
-from api.deps import Services
+from api.deps import AppContext
 from graph.db import Graph
 from graph.errors import NotFound
 from impact.marquez import catalog as mc
@@ -73,7 +73,7 @@ class SourceMeta(BaseModel):
     description: str | None = Field(default=None, max_length=10_000)
 
 
-def _load(found: Services, graph: Graph, event: dict[str, Any], where: str) -> None:
+def _load(found: AppContext, graph: Graph, event: dict[str, Any], where: str) -> None:
     """Log and load one event now; a refused event is a 400 that says why."""
     report = IngestReport()
     Ingester(graph, found.settings.batch_size, found.settings.facet_max_bytes,
@@ -82,14 +82,14 @@ def _load(found: Services, graph: Graph, event: dict[str, Any], where: str) -> N
         raise HTTPException(400, f"{where}: " + "; ".join(report.rejected[0].reasons))
 
 
-def put_source(found: Services, graph: Graph, name: str, meta: SourceMeta) -> dict[str, Any]:
+def put_source(found: AppContext, graph: Graph, name: str, meta: SourceMeta) -> dict[str, Any]:
     found.command("put_source", {"name": name, "type": meta.type.upper(),
                                              "connectionUrl": meta.connectionUrl,
                                              "description": meta.description})
     return mc.source(graph, name)
 
 
-def put_dataset(found: Services, graph: Graph, namespace: str, name: str,
+def put_dataset(found: AppContext, graph: Graph, namespace: str, name: str,
                 meta: DatasetMeta) -> dict[str, Any]:
     mc.namespace(graph, namespace)
     source = mc.source(graph, meta.sourceName)
@@ -105,7 +105,7 @@ def put_dataset(found: Services, graph: Graph, namespace: str, name: str,
     return mc.dataset(graph, namespace, name)
 
 
-def put_job(found: Services, graph: Graph, namespace: str, name: str,
+def put_job(found: AppContext, graph: Graph, namespace: str, name: str,
             meta: JobMeta) -> dict[str, Any]:
     mc.namespace(graph, namespace)
     if meta.runId is not None:
@@ -120,7 +120,7 @@ def put_job(found: Services, graph: Graph, namespace: str, name: str,
     return mc.job(graph, namespace, name)
 
 
-def post_run(found: Services, graph: Graph, namespace: str, job_name: str,
+def post_run(found: AppContext, graph: Graph, namespace: str, job_name: str,
              meta: RunMeta) -> dict[str, Any]:
     mc.namespace(graph, namespace)
     job = mc.job(graph, namespace, job_name)
@@ -143,7 +143,7 @@ def _run_exists(graph: Graph, run_id: str) -> bool:
     return True
 
 
-def transition(found: Services, graph: Graph, run_id: str, action: str,
+def transition(found: AppContext, graph: Graph, run_id: str, action: str,
                at: datetime | None) -> dict[str, Any]:
     run = mc.run(graph, run_id)
     ident = run["jobVersion"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from impact.policy.rules import Policies
-from impact.policy.violations import Change
+from impact.policy.violations import ViolationChange
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ FIRST_PAUSE = 1.0
 LONGEST_PAUSE = 300.0
 
 
-def document(change: Change, policies: Policies) -> dict[str, Any]:
+def document(change: ViolationChange, policies: Policies) -> dict[str, Any]:
     """What the receiver gets for one change."""
     rule = next((r for r in policies.rules if r.id == change.rule), None)
     v = change.violation
@@ -96,7 +96,7 @@ class Webhook:
         self._thread = threading.Thread(target=self._run, name="policy-webhook", daemon=True)
         self._thread.start()
 
-    def send(self, changes: list[Change]) -> None:
+    def send(self, changes: list[ViolationChange]) -> None:
         """Queue a document per change; returns at once."""
         with self._lock:
             for change in changes:

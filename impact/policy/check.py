@@ -58,7 +58,7 @@ from impact.policy import paths as policy_graph
 from impact.policy.paths import Node
 from impact.policy.rules import Policies, Rule, Selector, Waiver
 from impact.tag_reach import tagged_columns
-from impact.where import Step, basis, where
+from impact.where import Hop, basis, where
 
 MAX_SOURCES = 10_000
 """The most source columns (or datasets) one rule selects; past it the report says so."""
@@ -80,7 +80,7 @@ class Violation:
     label: str
     """How the data arrives: raw, transformed, unverified, aggregated, masked, influence, or
     ``reaches`` for a dataset-level path."""
-    steps: tuple[Step, ...]
+    steps: tuple[Hop, ...]
     """The path, hop by hop, from the source to the target (empty for a dataset-level path)."""
     path: tuple[str, ...] = ()
     """A dataset-level path's nodes, source first."""
@@ -359,9 +359,9 @@ def _through_columns(graph: Graph, rule: Rule, sources: list[tuple[str, str, str
     return RuleResult(rule, len(chosen), tuple(found), len(sources) > MAX_SOURCES)
 
 
-def _column_step(lineage: nx.DiGraph, a: tuple[str, str, str], b: tuple[str, str, str]) -> Step:
+def _column_step(lineage: nx.DiGraph, a: tuple[str, str, str], b: tuple[str, str, str]) -> Hop:
     e = lineage.edges[a, b]
-    return Step(f"{a[0]}:{a[1]}.{a[2]}", f"{b[0]}:{b[1]}.{b[2]}", e["job"], e["run"], e["type"],
+    return Hop(f"{a[0]}:{a[1]}.{a[2]}", f"{b[0]}:{b[1]}.{b[2]}", e["job"], e["run"], e["type"],
                 e["subtype"], bool(e["masking"]), None, None,
                 basis(e["type"], e["subtype"], bool(e["masking"])))
 

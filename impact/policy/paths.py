@@ -18,7 +18,7 @@ import networkx as nx
 
 from graph.db import Graph
 from impact.answers import clamp_depth
-from impact.where import Step
+from impact.where import Hop
 
 STARTS_PER_QUERY = 200
 """Start datasets per walk query: a rule with more sources reads its graph in parts."""
@@ -115,13 +115,13 @@ def roots(flow: nx.DiGraph, sink: Node) -> list[tuple[Node, list[Node]]]:
     return sorted(found)
 
 
-def steps(flow: nx.DiGraph, path: list[Node]) -> tuple[Step, ...]:
+def steps(flow: nx.DiGraph, path: list[Node]) -> tuple[Hop, ...]:
     """A dataset-level path as the steps reports show: each hop with its job and run."""
     out = []
     for a, b in zip(path, path[1:], strict=False):
         edge = flow.edges[a, b]
         if edge["alias"]:
             continue
-        out.append(Step(key(a), key(b), edge["job"], edge["run"], None, None, False, None, None,
+        out.append(Hop(key(a), key(b), edge["job"], edge["run"], None, None, False, None, None,
                         "dataset-level lineage (a job read one and wrote the other)"))
     return tuple(out)

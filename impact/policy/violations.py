@@ -21,7 +21,7 @@ from impact.policy.check import RuleResult, Violation
 
 
 @dataclass(frozen=True)
-class Change:
+class ViolationChange:
     """A violation that appeared or cleared, as the store holds it."""
 
     event: str
@@ -34,7 +34,7 @@ class Change:
 
 
 def record(graph: Graph, checks: Iterable[tuple[RuleResult, frozenset[tuple[str, str]] | None]],
-           at: datetime, retired_rules: Sequence[str] = ()) -> list[Change]:
+           at: datetime, retired_rules: Sequence[str] = ()) -> list[ViolationChange]:
     """Store, in one transaction, what each check found: a rule's result for the anchors it
     checked (None: every anchor); and clear every open violation of ``retired_rules`` (rules no
     longer in the file). One transaction, so that a round that fails (Neo4j away) stores nothing
@@ -70,9 +70,9 @@ def record(graph: Graph, checks: Iterable[tuple[RuleResult, frozenset[tuple[str,
         steps.append(("policies/clear_violations", {"keys": gone, "at": when}))
     if steps:
         graph.write(steps)
-    changes = [Change("appeared", k, v.rule.id, v, when) for k, v in sorted(now.items())
+    changes = [ViolationChange("appeared", k, v.rule.id, v, when) for k, v in sorted(now.items())
                if k not in before]
-    changes += [Change("cleared", k, before[k]["rule"], None, when) for k in gone]
+    changes += [ViolationChange("cleared", k, before[k]["rule"], None, when) for k in gone]
     return changes
 
 

@@ -37,11 +37,11 @@ from datetime import UTC, date, datetime
 from graph.db import Graph
 from impact.policy.check import Scope, check_rule
 from impact.policy.rules import Policies
-from impact.policy.violations import Change, record
+from impact.policy.violations import ViolationChange, record
 
 log = logging.getLogger(__name__)
 
-Notify = Callable[[list[Change]], None]
+Notify = Callable[[list[ViolationChange]], None]
 QUIET = 1.0
 """Seconds without a batch after which the worker counts as idle: a waiting check runs."""
 BUSY_HOLD = 30.0
@@ -54,7 +54,7 @@ class Round:
 
     rules: int
     anchors: int | None
-    changes: list[Change]
+    changes: list[ViolationChange]
     seconds: float
     scope_seconds: float = 0.0
     """Of ``seconds``, finding the anchors (the walk up and down from the batch's datasets)."""

@@ -585,7 +585,7 @@ def test_bodies_take_turns_within_the_process_budget(graph: Graph, log: SQLiteLo
     from api.receive import BodyBudget
 
     with _client(graph, log) as api:
-        services = api.app.state.services  # type: ignore[attr-defined]
+        services = api.app.state.context  # type: ignore[attr-defined]
         services.bodies = BodyBudget(4 * 1024 * 1024, wait=0.3)
         services.bodies.free = 0  # as if four bodies of the largest size were being read
         r = api.post("/api/v1/lineage", json=_events(1)[0])

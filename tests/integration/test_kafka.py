@@ -198,7 +198,7 @@ def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, brok
                                                               ) -> None:
     """The API's /metrics and `lineage status` say the consumer group's lag, who holds which
     partition and what it committed: the broker's view, not one worker process's."""
-    from api.cli.services import _kafka_state, print_up
+    from api.cli.stack import _kafka_state, print_up
     from ingest.log.kafka import describe_group
 
     events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
@@ -241,7 +241,7 @@ def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, brok
     assert f"lineage_log_events {len(events)}" in metrics and "lineage_kafka_up 1" in metrics
     assert 'lineage_kafka_partition_lag_events{partition="3",worker="lineage-graph-' in metrics
     # `lineage status` on the local broker says the broker, and a topic never created as such
-    from api.cli.services import up_state
+    from api.cli.stack import up_state
 
     local = up_state(Settings(state_dir=broker.settings.state_dir, log="kafka",
                               kafka_port=broker.settings.kafka_port))

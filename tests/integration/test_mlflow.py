@@ -282,7 +282,7 @@ def test_the_sync_process_lineage_up_runs_loads_a_new_version(
     it adds a third version.)"""
     import time
 
-    from api.cli.services import up_state
+    from api.cli.stack import up_state
     from api.local import processes
     from graph.settings import get_settings
     from tests.helpers import point_cli_at_test_server

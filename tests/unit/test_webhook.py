@@ -16,7 +16,7 @@ import pytest
 
 from api.services.webhook import Webhook
 from impact.policy.rules import parse_policies
-from impact.policy.violations import Change
+from impact.policy.violations import ViolationChange
 
 POLICIES = parse_policies("""\
 version: 1
@@ -26,8 +26,8 @@ rules:
 """)
 
 
-def _change(key: str) -> Change:
-    return Change("appeared", key, "r", None, date(2026, 11, 28).isoformat())
+def _change(key: str) -> ViolationChange:
+    return ViolationChange("appeared", key, "r", None, date(2026, 11, 28).isoformat())
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):

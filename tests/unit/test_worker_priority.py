@@ -12,12 +12,12 @@ import pytest
 # the worker command, stopped where it opens the event log: prints its niceness then
 PROBE = """
 import os, ingest.log.sqlite
-from api.cli import services
+from api.cli import serve
 def opened(settings):
     print(os.nice(0))
     raise SystemExit(0)
 ingest.log.sqlite.open_event_log = opened
-services.worker_cmd(once=True)
+serve.worker_cmd(once=True)
 """
 
 

@@ -1,0 +1,233 @@
+"""The whole local stack: ``up`` (Neo4j, the API, the workers, and Kafka's broker for a Kafka log),
+``down`` and ``status``."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from api.cli.app import app
+from api.cli.common import err, fail, get_settings, local_server, out, progress, writing_graph
+from api.cli.render import facts, fit
+from graph.errors import LineageError
+
+if TYPE_CHECKING:
+    from graph.settings import Settings
+
+log = logging.getLogger("lineage.services")
+
+
+
+@app.command("up", rich_help_panel="Run the services")
+def up_cmd(
+    log: Annotated[str | None, typer.Option(
+        "--log", help="Where accepted events are kept: sqlite (the default, LINEAGE_LOG), kafka "
+                      "(a local broker, started here: docs/kafka.md) or kafka://HOST:PORT/TOPIC "
+                      "(your own cluster)")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Worker processes sharing a Kafka log's partitions (LINEAGE_WORKERS)")] = None,
+) -> None:
+    """Start Neo4j, the API and the worker (each its own process); print where they are. With a
+    Kafka log, the broker too when it is the local one, and several workers if asked."""
+
+    from api.local import processes
+
+    # the processes started below read the same settings from their environment
+    for key, value in (("LINEAGE_LOG", log), ("LINEAGE_WORKERS", workers)):
+        if value is not None:
+            os.environ[key] = str(value)
+    from graph.settings import get_settings as read_settings
+
+    read_settings.cache_clear()
+    settings = get_settings()
+    if settings.log != "sqlite":
+        from ingest.log.kafka import KafkaAddress
+        from ingest.log.sqlite import LogError
+
+        try:
+            KafkaAddress.parse(settings.log, settings.kafka_port)
+        except LogError as e:
+            raise fail(str(e), code=2) from e
+    try:
+        with writing_graph(settings):  # starts the local Neo4j if needed, applies the schema once
+            pass
+        if settings.log != "sqlite":
+            _kafka_up(settings)
+    except LineageError as e:
+        raise fail(str(e)) from e
+    api_proc = processes.start(settings, "api")
+    worker_proc = [processes.start(settings, name) for name in processes.worker_names(settings)][0]
+    if settings.mlflow_uri:  # keeps MLflow's runs and models in the lineage (`lineage mlflow sync`)
+        processes.start(settings, "mlflow-sync")
+    processes.record_up(settings)
+    url = f"http://{settings.api_host}:{settings.api_port}"
+    if not processes.wait_http(f"{url}/health"):
+        raise fail(f"the API did not answer at {url}; see {api_proc.log}")
+    with progress("warming Neo4j (so that the first questions answer at full speed)…"):
+        if not processes.wait_warmed(url):
+            err.print(f"Neo4j is still warming; questions answer meanwhile, slower (see {api_proc.log})")
+    print_up(settings)
+    out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {worker_proc.log.parent}")
+
+
+def _kafka_up(settings: Settings) -> None:
+    """The Kafka log's broker (started when it is the local one) and its topics."""
+    from api.cli.kafka import ensure_topics
+    from ingest.log.kafka import KafkaAddress
+    from ingest.log.kafka_broker import LocalBroker
+
+    address = KafkaAddress.parse(settings.log, settings.kafka_port)
+    broker = LocalBroker(settings)
+    if address.bootstrap == broker.bootstrap:
+        with progress("starting Kafka…") as say:
+            broker.start(say=say)
+    ensure_topics()
+
+
+@app.command("down", rich_help_panel="Run the services")
+def down_cmd() -> None:
+    """Stop everything `lineage up` or a demo started: the workers, the API, MLflow's sync and
+    tracking server, the local Kafka broker and the local Neo4j."""
+    from api.local import mlflow_server, processes
+
+    settings = processes.as_started(get_settings())
+    extra = [f"worker-{i}" for i in range(2, 65)]
+    for name in ("mlflow-sync", *extra, "worker", "api"):
+        stopped = processes.stop(settings, name)
+        if stopped or name in ("worker", "api"):
+            out.print(f"{name}: {'stopped' if stopped else 'was not running'}")
+    processes.forget_up(settings)
+    if mlflow_server.stop(settings):
+        out.print("mlflow: stopped")
+    from ingest.log.kafka_broker import LocalBroker
+
+    if LocalBroker(settings).stop():
+        out.print("kafka: stopped")
+    if settings.uses_local_server:
+        out.print("neo4j: " + ("stopped" if local_server(settings).stop() else "was not running"))
+
+
+@app.command("status", rich_help_panel="Run the services")
+def status_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="As JSON, for a script.")] = False,
+) -> None:
+    """Neo4j, the API and the workers (as `lineage up` started them: its log, its workers):
+    running or not, where, and the workers' lag. Exit 1 if any is down."""
+    from api.local import processes
+
+    settings = processes.as_started(get_settings())
+    state = up_state(settings)
+    if as_json:
+        print(json.dumps(state, indent=2))
+    else:
+        print_up(settings, state)
+    if not state["ok"]:
+        raise typer.Exit(1)
+
+
+def up_state(settings: Settings) -> dict[str, Any]:
+    """Neo4j, each service and the event log, as ``lineage status --json`` says them."""
+    from api.local import processes
+    from graph.local_server import external_status
+    from ingest.log.sqlite import open_log
+    from ingest.worker import CONSUMER
+
+    neo = local_server(settings).status() if settings.uses_local_server else external_status(settings)
+    state: dict[str, Any] = {"neo4j": {"state": neo.state, "bolt": neo.bolt_uri,
+                                       "browser": neo.browser_url}}
+    ok = neo.state in ("running", "external")
+    names = ["api", *processes.worker_names(settings)] + (["mlflow-sync"] if settings.mlflow_uri
+                                                           else [])
+    for name in names:
+        p = processes.status(settings, name)
+        state[name] = {"running": p.running, "pid": p.pid if p.running else None,
+                       "log": str(p.log)}
+        if name == "api":
+            state[name]["url"] = f"http://{settings.api_host}:{settings.api_port}"
+        ok = ok and p.running
+    if settings.log != "sqlite":
+        from ingest.log.kafka import KafkaAddress
+        from ingest.log.kafka_broker import LocalBroker
+
+        broker = LocalBroker(settings)
+        if KafkaAddress.parse(settings.log, settings.kafka_port).bootstrap == broker.bootstrap:
+            b = broker.status()  # the local broker `lineage up` started
+            state["kafka"] = {"state": b.state, "bootstrap": b.bootstrap, "pid": b.pid,
+                              "detail": b.detail}
+            ok = ok and b.state == "running"
+        state["log"] = _kafka_state(settings, state)
+        state["ok"] = ok and "error" not in state["log"]
+        return state
+    events = open_log(settings.log_path)
+    try:
+        state["log"] = {"path": str(settings.log_path), "events": events.last_seq(),
+                        "workerLag": events.last_seq() - events.position(CONSUMER),
+                        "deadLetters": events.dead_letter_count()}
+    finally:
+        events.close()
+    state["ok"] = ok
+    return state
+
+
+def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
+    """A Kafka log as its broker says it: the topic's events, the consumer group's lag and dead
+    letters, and which partitions each worker holds (added to the workers' entries of ``state``;
+    ``members`` has every member of the group, started here or elsewhere)."""
+    from ingest.log.kafka import KafkaAddress, describe_group, worker_client_id
+    from ingest.log.protocol import LogError
+
+    address = KafkaAddress.parse(settings.log, settings.kafka_port)
+    try:
+        group = describe_group(address, timeout=5)
+    except LogError as e:
+        return {"path": settings.log, "error": str(e)}
+    held = group.held()
+    for name in [k for k in state if k.startswith("worker") and state[k]["running"]]:
+        mine = held.get(worker_client_id(state[name]["pid"]), [])
+        state[name]["partitions"] = [p.partition for p in mine]
+        state[name]["lag"] = sum(p.lag for p in mine)
+    return {"path": settings.log, "topic": group.topic, "group": group.state,
+            "partitions": len(group.partitions), "events": sum(p.end for p in group.partitions),
+            "workerLag": group.lag, "waitingSeconds": round(group.oldest_wait(time.time()), 1),
+            "deadLetters": group.dead_letters,
+            "members": {member or "(none)": [p.partition for p in parts]
+                        for member, parts in sorted(held.items())}}
+
+
+def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
+    """The state of Neo4j, the services and the log as a table that fits the terminal; whether
+    every part is up. Addresses are printed whole, never broken (a copy of a URL works)."""
+    state = state or up_state(settings)
+    neo, log = state["neo4j"], state["log"]
+    table = facts(3)
+    table.add_row("neo4j", neo["state"], f"{neo['bolt']}  Browser {neo['browser']}")
+    if "kafka" in state:
+        table.add_row("kafka", state["kafka"]["state"], state["kafka"]["detail"])
+    for name in [k for k in state if k == "api" or k.startswith("worker") or k == "mlflow-sync"]:
+        p = state[name]
+        where = f"{p['url']} (docs at /docs)  " if p.get("url") else ""
+        held = (f"partitions {','.join(map(str, p['partitions'])) or 'none'}, lag {p['lag']}  "
+                if "partitions" in p else "")
+        table.add_row(name, "running" if p["running"] else "stopped",
+                      f"pid {p['pid']}  {where}{held}log {p['log']}" if p["running"]
+                      else f"log {p['log']}")
+    if "error" in log:
+        table.add_row("log", "unreachable", log["error"])
+    elif "topic" in log:
+        unheld = log["members"].get("(none)", [])
+        table.add_row("log", f"{log['events']} events",
+                      f"worker lag {log['workerLag']} events"
+                      + (f" (oldest {log['waitingSeconds']} s)" if log["workerLag"] else "")
+                      + f", {log['deadLetters']} dead letters; group {log['group']}, "
+                      f"{log['partitions']} partitions"
+                      + (f" ({len(unheld)} held by no worker)" if unheld else "")
+                      + f"  ({log['path']})")
+    else:
+        table.add_row("log", f"{log['events']} events", f"worker lag {log['workerLag']} events, "
+                      f"{log['deadLetters']} dead letters  ({log['path']})")
+    fit(table)
+    return bool(state["ok"])
