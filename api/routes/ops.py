@@ -21,9 +21,10 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["ops"])
 
 
-@router.get("/health", summary="Alive")
-async def health() -> dict[str, str]:
+@router.get("/health", summary="Alive (the process answers; lineage health is /api/v1/health/lineage)")
+async def alive() -> dict[str, str]:
     # async: answered on the event loop at once, never queued behind busy worker threads
+    # (the path is Marquez's and the load balancers'; the word means liveness only here)
     return {"status": "ok"}
 
 
