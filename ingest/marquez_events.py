@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+# the producer these events name: kept as first published (stores hold it), though the module moved
 PRODUCER = "https://github.com/lineage-graph/lineage-graph/blob/main/ingest/marquez_writes.py"
 _SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
 _FACETS = "https://openlineage.io/spec/facets/"

@@ -30,7 +30,7 @@ from ingest.spark.env import (
 )
 from ingest.worker import CONSUMER
 
-PIPELINE = Path(__file__).resolve().parents[1] / "examples" / "spark_shop" / "pipeline.py"
+PIPELINE = Path(__file__).resolve().parents[2] / "examples" / "spark_shop" / "pipeline.py"
 NAMESPACE = "shop"
 
 

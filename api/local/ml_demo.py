@@ -22,7 +22,7 @@ from ingest.pipeline import IngestReport
 from ingest.read import RawItem
 from ingest.worker import caught_up
 
-TRAIN = Path(__file__).resolve().parents[1] / "examples" / "ml_shop" / "train.py"
+TRAIN = Path(__file__).resolve().parents[2] / "examples" / "ml_shop" / "train.py"
 
 
 @dataclass

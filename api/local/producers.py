@@ -28,7 +28,7 @@ from graph.file_lock import held
 from graph.settings import Settings
 from ingest.spark.env import listener_jar, openlineage_conf, properties_text, spark_submit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DBT_PROJECT = ROOT / "examples" / "dbt_shop"
 SPARK_PIPELINE = ROOT / "examples" / "spark_shop" / "pipeline.py"
 

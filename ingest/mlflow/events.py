@@ -35,6 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 from ingest.mlflow.records import Records
 
+# the producer these events name: kept as first published (stores hold it), though the module moved
 PRODUCER = "https://github.com/lineage-graph/lineage-graph/blob/main/ingest/mlflow_events.py"
 _SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 _FACETS = "https://openlineage.io/spec/facets/"

@@ -285,7 +285,7 @@ def test_legacy_writes_of_marquez_python_become_events(served: str, tmp_path: Pa
 
     # the writes are OpenLineage events in the log; a replay rebuilds what they wrote
     events = client.list_events(limit=100)["events"]
-    ours = [e for e in events if e["producer"].endswith("ingest/marquez_events.py")]
+    ours = [e for e in events if e["producer"].endswith("ingest/marquez_writes.py")]
     assert len(ours) == 12  # 2 datasets, 1 job, 3 runs created, 6 transitions
     before = (client.get_job("legacy", "copy_users"), client.get_dataset("legacy", "public.users"))
     env = _env(tmp_path)
