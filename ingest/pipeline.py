@@ -38,7 +38,7 @@ def relax_gc() -> None:
     so the collector's passes over them find nothing, and at the default thresholds those passes
     were a large share of preparing a batch. What does form cycles (the Neo4j driver's objects of
     each query, a request's) still waits for only one young-generation threshold: a larger one
-    let that garbage grow a worker and the API by hundreds of MB. Both measured in
+    let that garbage grow a worker and the API far past what they use. Both measured in
     docs/benchmarks.md ("Ingest, end to end", "A worker's memory").
     """
     gc.set_threshold(*GC_THRESHOLDS)
