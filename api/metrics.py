@@ -1,20 +1,18 @@
 """Prometheus text exposition for ``/metrics``: the API's own counters, plus the event log and the
-worker (other processes): what the worker recorded in the SQLite log's database, or what the broker
-says of a Kafka log's consumer group."""
+worker (other processes): the backlog the log says, what the worker recorded where the log keeps
+its figures (SQLite), the partitions as the broker says them (Kafka)."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 from api.request_stats import BUCKETS, RequestStats
 from impact.health.measure import RATIOS, Group, Health
 from impact.health.slo import Verdict
-from ingest.log.kafka import KafkaLog, describe_group
-from ingest.log.sqlite import EventLog, LogError
-from ingest.worker import backlog
+from ingest.log.kafka import PartitionState
+from ingest.log.protocol import WORKER, EventLog, History, WorkerFigures
 
 
 class Counters:
@@ -76,10 +74,7 @@ def render(counters: Counters, log: EventLog,
            "not an object: kept as sent, never read.", [(unread, None)])
     metric("lineage_ingest_requests_total", "counter", "POST /api/v1/lineage requests by status.",
            [(v, {"status": str(k)}) for k, v in sorted(requests.items())] or [(0, {"status": "201"})])
-    if isinstance(log, KafkaLog):
-        _kafka(metric, log)
-    else:
-        _sqlite(metric, log)
+    _event_log(metric, log)
     if stats is not None:
         _requests(metric, out, stats)
     if health is not None:
@@ -94,17 +89,35 @@ def render(counters: Counters, log: EventLog,
 Metric = Callable[[str, str, str, Sequence[tuple[float, dict[str, str] | None]]], None]
 
 
-def _sqlite(metric: Metric, log: EventLog) -> None:
-    """The SQLite log and the worker, as the worker recorded itself in the log's database."""
-    metric("lineage_log_events", "gauge", "Events in the log (last sequence number).",
+def _event_log(metric: Metric, log: EventLog) -> None:
+    """The event log and the worker's backlog on it; what the worker recorded, where the log keeps
+    its figures (SQLite); each partition and who holds it, on a partitioned log (Kafka)."""
+    lag = log.lag(WORKER)
+    if lag.partitions is not None:
+        metric("lineage_kafka_up", "gauge", "1 when the broker answered this scrape.",
+               [(int(lag.known), None)])
+    if not lag.known:
+        return  # the log could not say (a broker away): no figure rather than a false 0
+    metric("lineage_log_events", "gauge",
+           "Events in the log (its last sequence number; on Kafka, the partitions' ends).",
            [(log.last_seq(), None)])
-    metric("lineage_log_bytes", "gauge", "Size of the log's files on disk.", [(log.size_bytes(), None)])
-    lag_events, lag_s = backlog(log)
+    if isinstance(log, History):
+        metric("lineage_log_bytes", "gauge", "Size of the log's files on disk.",
+               [(log.size_bytes(), None)])
     metric("lineage_worker_lag_events", "gauge", "Events in the log not yet in Neo4j.",
-           [(lag_events, None)])
+           [(lag.events, None)])
     metric("lineage_worker_lag_seconds", "gauge", "Age of the oldest event not yet in Neo4j.",
-           [(lag_s, None)])
-    worker = log.stats()
+           [(lag.oldest_seconds, None)])
+    if isinstance(log, WorkerFigures):
+        _worker(metric, log.stats())
+    if lag.partitions is not None:
+        _partitions(metric, lag.partitions)
+    metric("lineage_dead_letters", "gauge", "Dead letters not resolved (on Kafka, the messages "
+           "the dead-letter topic keeps).", [(log.dead_letter_count(), None)])
+
+
+def _worker(metric: Metric, worker: dict[str, float]) -> None:
+    """What the worker recorded in the log's database (another process)."""
     metric("lineage_worker_batches_total", "counter", "Micro-batches the worker committed.",
            [(worker.get("batches_total", 0), None)])
     metric("lineage_worker_events_total", "counter", "Events the worker consumed.",
@@ -115,37 +128,22 @@ def _sqlite(metric: Metric, log: EventLog) -> None:
            [(worker.get("last_batch_events", 0), None)])
     metric("lineage_worker_last_batch_seconds", "gauge", "Duration of the last batch.",
            [(worker.get("last_batch_seconds", 0), None)])
-    metric("lineage_dead_letters", "gauge", "Unresolved dead letters.", [(log.dead_letter_count(), None)])
     metric("lineage_policy_webhook_dropped_total", "counter",
            "Policy webhook documents dropped because too many were waiting to be sent.",
            [(worker.get("policy_webhook_dropped_total", 0), None)])
 
 
-def _kafka(metric: Metric, log: KafkaLog) -> None:
-    """The Kafka log: the topic and the workers' consumer group, as the broker says them (each
-    worker's batch timings stay in its own process and its log lines)."""
-    try:
-        group = describe_group(log.address)
-    except LogError:  # the broker away: say so rather than fail the scrape
-        metric("lineage_kafka_up", "gauge", "1 when the broker answered this scrape.", [(0, None)])
-        return
-    metric("lineage_kafka_up", "gauge", "1 when the broker answered this scrape.", [(1, None)])
-    metric("lineage_log_events", "gauge", "Events produced to the topic (its partitions' ends).",
-           [(sum(p.end for p in group.partitions), None)])
-    metric("lineage_worker_lag_events", "gauge", "Events in the log not yet in Neo4j.",
-           [(group.lag, None)])
-    metric("lineage_worker_lag_seconds", "gauge", "Age of the oldest event not yet in Neo4j.",
-           [(group.oldest_wait(time.time()), None)])
+def _partitions(metric: Metric, partitions: tuple[PartitionState, ...]) -> None:
+    """The workers' consumer group on a partitioned log, as the broker says it (each worker's
+    batch timings stay in its own process and its log lines)."""
     metric("lineage_worker_events_total", "counter",
            "Events the workers' consumer group committed (loaded into Neo4j).",
-           [(group.committed, None)])
+           [(sum(p.committed for p in partitions), None)])
     metric("lineage_kafka_partition_lag_events", "gauge",
            "Events of each partition not yet in Neo4j, with the worker holding the partition.",
-           [(p.lag, {"partition": str(p.partition), "worker": p.worker}) for p in group.partitions])
+           [(p.lag, {"partition": str(p.partition), "worker": p.worker}) for p in partitions])
     metric("lineage_kafka_group_members", "gauge", "Workers in the consumer group now.",
-           [(len([w for w in group.held() if w]), None)])
-    metric("lineage_dead_letters", "gauge", "Messages kept in the dead-letter topic.",
-           [(group.dead_letters, None)])
+           [(len({p.worker for p in partitions if p.worker}), None)])
 
 
 def _requests(metric: Metric, out: list[str], requests: RequestStats) -> None:

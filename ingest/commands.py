@@ -20,7 +20,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import LineageError
-from ingest.log.protocol import WORKER, EventLog
+from ingest.log.protocol import WORKER, EventLog, SoleConsumer
 from ingest.secrets import scrub_text
 
 COMMANDS: dict[str, str] = {
@@ -74,10 +74,13 @@ def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any],
     body = command(name, params)
     behind = events.position(WORKER)
     seq = events.append_command(body)
-    if events.consumed(WORKER) and _applied(events, seq, wait):
+    # on a log with no sole consumer (a Kafka topic), whoever writes a command applies it, and
+    # the group's workers apply it again from the topic, in its place
+    consumed = isinstance(events, SoleConsumer) and events.consumed(WORKER)
+    if consumed and _applied(events, seq, wait):
         return None
     rows = apply(graph, body)
-    if behind == seq - 1 and not events.consumed(WORKER):
+    if behind == seq - 1 and not (isinstance(events, SoleConsumer) and events.consumed(WORKER)):
         events.advance(WORKER, behind, seq)
     return rows
 

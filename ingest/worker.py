@@ -38,8 +38,7 @@ from graph.log_context import bound
 from graph.settings import WORKER_BATCH, WORKER_BATCH_BYTES, Settings
 from ingest import commands
 from ingest.load import SeenCurrent
-from ingest.log.kafka import KafkaLog, describe_group
-from ingest.log.protocol import WORKER
+from ingest.log.protocol import WORKER, NotOffered, RetriedInPlace, WorkerFigures
 from ingest.log.sqlite import Entry, EventLog, LogError, open_event_log
 from ingest.pipeline import Ingester, IngestReport, Prepared
 from ingest.read import RawItem, from_log
@@ -47,23 +46,6 @@ from ingest.read import RawItem, from_log
 log = logging.getLogger(__name__)
 
 CONSUMER = WORKER
-
-
-def backlog(log: EventLog) -> tuple[int, float]:
-    """The worker's lag: events in the log not yet loaded, and the age in seconds of the oldest
-    of them (0 when none waits). On a Kafka log, the whole consumer group's (its workers are
-    other processes)."""
-    if isinstance(log, KafkaLog):
-        try:
-            group = describe_group(log.address)
-        except LogError:  # the broker away: nothing known to wait (metrics must not fail)
-            return 0, 0.0
-        return group.lag, group.oldest_wait(time.time())
-    last, position = log.last_seq(), log.position(CONSUMER)
-    if last <= position:
-        return 0, 0.0
-    received = log.received_at(position + 1)
-    return last - position, max(0.0, time.time() - received) if received else 0.0
 
 
 def caught_up(settings: Settings, timeout: float = 120.0) -> bool:
@@ -226,7 +208,7 @@ class Worker:
         # the batch's own work: its preparation (perhaps done ahead, while the previous batch was
         # written) and its write, not the time it waited for its turn
         seconds = pending.prepare_seconds + time.perf_counter() - started
-        self.log.set_stats(
+        self._record(
             {"last_batch_events": len(entries), "last_batch_seconds": seconds,
              "last_commit_unix": time.time()},
             add={"batches_total": 1, "events_total": len(entries),
@@ -302,9 +284,15 @@ class Worker:
                     failures = 0
                 on_batch(result)
 
+    def _record(self, values: dict[str, float], add: dict[str, float] | None = None) -> None:
+        """Leave the worker's figures where the API's /metrics reads them, if the log keeps
+        them (on Kafka they stay in the worker's log lines)."""
+        if isinstance(self.log, WorkerFigures):
+            self.log.set_stats(values, add)
+
     def _set_stats_quietly(self, values: dict[str, float]) -> None:
         with contextlib.suppress(LogError):
-            self.log.set_stats(values)
+            self._record(values)
 
 
 class _Turn:
@@ -356,7 +344,11 @@ class _Pending:
 
 
 def retry_dead_letters(graph: Graph, events: EventLog, facet_max_bytes: int = 16_384) -> tuple[int, int]:
-    """Try each unresolved dead letter again; returns (now loaded, still failing)."""
+    """Try each unresolved dead letter again; returns (now loaded, still failing). A log whose
+    dead letters cannot be resolved in place (a Kafka topic) raises NotOffered."""
+    if not isinstance(events, RetriedInPlace):
+        raise NotOffered("dead letters of a Kafka log stay in their topic: produce an event "
+                         "again to load it")
     ok = failed = 0
     for dl in events.dead_letters():
         if commands.is_command(dl.event):

@@ -36,6 +36,7 @@ def replay_cmd(
 
     from ingest.commands import apply_all as apply_commands
     from ingest.export import export_parquet
+    from ingest.log.protocol import History
     from ingest.log.sqlite import open_event_log
     from ingest.pipeline import IngestReport
     from ingest.replay import commands_after_events, nodes_in, replay
@@ -44,7 +45,8 @@ def replay_cmd(
 
     settings = get_settings()
     events = open_event_log(settings)
-    total = events.count()
+    # a topic's partitions' ends count what retention dropped too: an upper bound for progress
+    total = events.count() if isinstance(events, History) else events.last_seq()
     report = IngestReport()
     if engine not in ("python", "spark"):
         raise fail("--engine must be python or spark", code=2)
@@ -151,6 +153,7 @@ def delete_cmd(
     it again; the lineage questions still walk through it (its history is kept). With --purge
     every event that names it is removed from the log, whole (with whatever else it says), and
     the graph is rebuilt from what is left (`lineage replay --wipe`)."""
+    from ingest.log.protocol import history
     from ingest.log.sqlite import open_event_log
 
     if kind not in ("namespace", "dataset", "job"):
@@ -171,7 +174,7 @@ def delete_cmd(
         if not yes and not typer.confirm(f"remove {len(seqs)} entries naming {what} from the "
                                          "log and rebuild the graph from the rest?"):
             raise typer.Exit(1)
-        removed = events.remove(seqs)
+        removed = history(events, "removing entries").remove(seqs)
         out.print(f"removed {removed} entries naming {what} from the log; rebuilding the graph")
         replay_cmd(wipe=True, forget_bulk_loads=False, engine="python")
         return

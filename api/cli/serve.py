@@ -78,6 +78,7 @@ def worker_cmd(
     import signal
     import threading
 
+    from ingest.log.protocol import SoleConsumer
     from ingest.log.sqlite import open_event_log
     from ingest.pipeline import relax_gc
     from ingest.worker import CONSUMER, BatchResult, Worker
@@ -96,7 +97,9 @@ def worker_cmd(
     except LineageError as e:
         raise fail(f"{e} (LINEAGE_POLICIES)", code=2) from e
     try:
-        with events.claim(CONSUMER), writing_graph(settings) as graph:
+        # one worker per SQLite log; on Kafka the consumer group shares the partitions
+        sole = events.claim(CONSUMER) if isinstance(events, SoleConsumer) else contextlib.nullcontext()
+        with sole, writing_graph(settings) as graph:
             worker = Worker(graph, events, settings.worker_batch,
                             facet_max_bytes=settings.facet_max_bytes,
                             batch_bytes=settings.worker_batch_bytes)
@@ -133,13 +136,15 @@ def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, event
     (documents dropped for too many waiting are counted in the log's stats, for /metrics)."""
     from api.services.webhook import Webhook
     from impact.policy.watch import PolicyWatch, Watching
+    from ingest.log.protocol import WorkerFigures
 
     if rules is None:
         return None, None
 
     def dropped(count: int) -> None:
-        with contextlib.suppress(LineageError):
-            events.set_stats({"policy_webhook_dropped_total": count})
+        if isinstance(events, WorkerFigures):
+            with contextlib.suppress(LineageError):
+                events.set_stats({"policy_webhook_dropped_total": count})
 
     webhook = Webhook(url, rules, on_drop=dropped) if url else None
     log.info("keeping %d policy rules of %s checked%s", len(rules.rules), rules.path,

@@ -27,7 +27,7 @@ from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
 from api.receive import BodyError, Received, body_size, check_media_type, parse, read_body
 from impact.marquez import lineage as lg
-from ingest.log.protocol import WORKER
+from ingest.log.protocol import WORKER, history
 from ingest.log.sqlite import EventLog, LogError
 from ingest.times import parse_time
 
@@ -182,7 +182,7 @@ SortDirection = Annotated[Literal["asc", "desc", "ASC", "DESC"], Query(alias="so
 
 def _events(request: Request, before: str, after: str, direction: str, limit: int, offset: int,
             namespace: str | None = None) -> dict[str, Any]:
-    found, total = app_context(request).log().between(
+    found, total = history(app_context(request).log(), "listing events by time").between(
         _epoch("after", after), _epoch("before", before), direction.lower() == "desc",
         limit, offset, namespace)
     return {"events": found, "totalCount": total}

@@ -13,6 +13,7 @@ from api.deps import READ, G, app_context
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
 from impact.marquez import stats as ms
+from ingest.log.protocol import history
 
 router = APIRouter(route_class=MarquezRoute, prefix="/api/v1/stats", tags=["stats"], dependencies=[READ],
                    responses=RESPONSES)
@@ -33,7 +34,8 @@ def _windows(period: str, timezone: str | None) -> list[tuple[datetime, datetime
 def stats_events(request: Request, period: Period, timezone: Zone = None) -> Any:
     if period == "WEEK" and not timezone:
         raise BadParam("timezone", "Timezone must be specified for period 'WEEK'")
-    return ms.event_stats(app_context(request).log().types_between, _windows(period, timezone))
+    events = history(app_context(request).log(), "counting events by time")
+    return ms.event_stats(events.types_between, _windows(period, timezone))
 
 
 @router.get("/{kind}", summary="How many datasets, jobs or sources existed, per hour or "

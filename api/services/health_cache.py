@@ -20,8 +20,7 @@ from graph.errors import LineageError
 from impact.health.measure import Health, Ratio, measure
 from impact.health.slo import Slo, Verdict, judge, read_slos
 from impact.health.tiers import Tiers, read_tiers
-from ingest.log.sqlite import EventLog
-from ingest.worker import backlog
+from ingest.log.protocol import WORKER, EventLog
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ class HealthCache:
     def _busy(self) -> bool:
         """Whether the worker has events to load (its lag, from the event log)."""
         try:
-            return backlog(self._log())[0] > 0
+            return self._log().lag(WORKER).events > 0
         except LineageError:
             return False
 
@@ -112,7 +111,7 @@ class HealthCache:
 
 def ingest_figures(log: EventLog) -> dict[str, Any]:
     """The ingest SLIs the event log knows: lag (events and seconds) and the dead-letter rate."""
-    lag_events, lag_s = backlog(log)
+    lag = log.lag(WORKER)
     dead, events = log.dead_letter_count(), log.last_seq()
-    return {"lagEvents": lag_events, "lagSeconds": round(lag_s, 3), "deadLetters": dead,
+    return {"lagEvents": lag.events, "lagSeconds": round(lag.oldest_seconds, 3), "deadLetters": dead,
             "events": events, "errorRate": Ratio(dead, events).json()}

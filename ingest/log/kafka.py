@@ -1,6 +1,6 @@
 """The event log on a Kafka topic (``LINEAGE_LOG=kafka://HOST:PORT/TOPIC``, docs/kafka.md).
 
-The same :class:`ingest.log.protocol.EventLog` the SQLite log offers, on a topic:
+An :class:`ingest.log.protocol.EventLog` (writer, consumer, dead letters, replay) on a topic:
 
 - **append** produces each event to the topic, keyed the way OpenLineage's clients key
   (:func:`message_key`: a run event by its root parent job, else its parent job, else its job; a
@@ -8,6 +8,7 @@ The same :class:`ingest.log.protocol.EventLog` the SQLite log offers, on a topic
   put a pipeline's events in one partition, in order. It returns once the broker acknowledged
   every event with all in-sync replicas (``acks=all``, an idempotent producer): what the API
   acknowledges is on the broker. Its "sequence numbers" are the events' offsets.
+- **lag** is the consumer group's, as the broker says it (every worker's partitions).
 - **read / commit / position**: a worker is one consumer of a consumer group (the group is the
   consumer name); the group shares the partitions among the workers. ``read`` hands out what
   the consumer polled, each entry with a sequence number of this process; ``commit(seq)``
@@ -23,9 +24,12 @@ The same :class:`ingest.log.protocol.EventLog` the SQLite log offers, on a topic
 - Commands (Marquez's metadata writes) are entries of the topic too (header ``lineage-kind:
   command``), keyed by their namespace.
 
-What a topic does not keep is refused with a clear error rather than faked: removing entries
-(``lineage delete --purge``), resolving a dead letter in place, and Marquez's listing of events by
-time. Worker statistics are kept in the process that makes them. The records of Spark bulk loads
+What a topic does not keep, this log lacks rather than fakes (the protocol's
+:class:`~ingest.log.protocol.History`, :class:`~ingest.log.protocol.SoleConsumer`,
+:class:`~ingest.log.protocol.RetriedInPlace`, :class:`~ingest.log.protocol.WorkerFigures`):
+removing entries (``lineage delete --purge``), resolving a dead letter in place, Marquez's listing
+and counting of events by time, one process per consumer (the group shares the partitions), the
+worker's figures for another process (each worker's stay in its log lines). The records of Spark bulk loads
 (which ``lineage replay --wipe`` must not drop unknowingly) are kept in a ``ledger``: the local
 SQLite log, when one is given.
 """
@@ -50,6 +54,7 @@ from ingest.limits import loads
 from ingest.log.protocol import (
     RAW,
     UNREADABLE,
+    Backlog,
     BulkLoad,
     Checked,
     DeadLetter,
@@ -57,7 +62,6 @@ from ingest.log.protocol import (
     EntryKind,
     EventLog,
     LogError,
-    NotOffered,
 )
 
 DEFAULT_TOPIC = "openlineage"
@@ -169,7 +173,6 @@ class KafkaLog:
         self._committed_seq = 0
         self._loaded: dict[int, int] = {}  # partition -> highest offset loaded, not yet committed
         self._assigned: set[int] = set()
-        self._stats: dict[str, float] = {}
 
     # -- producing -----------------------------------------------------------------------------
     def producer(self) -> Any:
@@ -377,7 +380,7 @@ class KafkaLog:
             return self._group("neo4j", lambda g: sum(p.end for p in g.partitions))
         with self._lock:
             handed = self._pending[-1].seq if self._pending else self._committed_seq
-        return handed + self.lag()
+        return handed + self._held_lag()
 
     def _group(self, group: str, figure: Callable[[GroupState], int]) -> int:
         """A figure of the consumer group's state; 0 while the broker cannot say (metrics and
@@ -386,7 +389,16 @@ class KafkaLog:
             return figure(describe_group(self.address, group, waits=False))
         return 0
 
-    def lag(self, consumer: str = "neo4j") -> int:
+    def lag(self, consumer: str) -> Backlog:
+        """The consumer group's backlog, all workers' (they are other processes), as the broker
+        says it; 0, not known, while the broker cannot say (metrics must not fail)."""
+        try:
+            group = describe_group(self.address, consumer)
+        except LogError:
+            return Backlog(0, 0.0, (), known=False)
+        return Backlog(group.lag, group.oldest_wait(time.time()), group.partitions)
+
+    def _held_lag(self, consumer: str = "neo4j") -> int:
         """Events of this process's partitions not yet consumed by the group."""
         kafka_consumer = self._consumers.get(consumer)
         if kafka_consumer is None:
@@ -406,11 +418,6 @@ class KafkaLog:
                 mark = tp.offset if tp.offset >= 0 else polled.get(tp.partition, -1) + 1
                 total += max(0, high - mark)
         return total
-
-    def received_at(self, seq: int) -> float | None:
-        with self._lock:
-            found = next((p.entry.received for p in self._pending if p.seq == seq), None)
-        return found
 
     def scan(self, batch: int = 5000) -> Iterator[Entry]:
         """Every entry of the topic from the earliest offsets to the end as it was when asked
@@ -525,23 +532,7 @@ class KafkaLog:
         while the broker cannot say (metrics must not fail on a broker away)."""
         return self._group("neo4j", lambda g: g.dead_letters)
 
-    def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None:
-        raise LogError("dead letters of a Kafka log stay in their topic: produce an event again to "
-                       "load it")
-
-    # -- what a topic does not keep ------------------------------------------------------------
-    def between(self, after: float, before: float, newest_first: bool, limit: int,
-                offset: int, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
-        raise NotOffered("listing the events by time is not offered on a Kafka log: the topic "
-                         f"{self.address.topic} holds them (read it with a Kafka consumer, or "
-                         "`lineage export`)")
-
-    def types_between(self, after: float, before: float) -> dict[str, int]:
-        return {}
-
-    def count(self) -> int:
-        return self.last_seq()
-
+    # -- the bulk-load ledger (kept beside the topic) --------------------------------------------
     def _ledger(self) -> EventLog:
         if self.ledger is None:
             raise LogError("this Kafka log has no ledger to record bulk loads in")
@@ -571,36 +562,12 @@ class KafkaLog:
             finally:
                 ledger.close()
 
-    def remove(self, seqs: Sequence[int]) -> int:
-        raise LogError("entries cannot be removed from a Kafka topic (use the topic's retention)")
-
-    def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None:
-        with self._lock:
-            self._stats.update(values)
-            for k, v in (add or {}).items():
-                self._stats[k] = self._stats.get(k, 0.0) + v
-
-    def stats(self) -> dict[str, float]:
-        with self._lock:
-            return dict(self._stats)
-
-    def claim(self, consumer: str) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()  # the consumer group shares the partitions
-
-    def consumed(self, consumer: str) -> bool:
-        # whoever writes a command applies it (ingest.commands.submit); the group's workers
-        # apply it again from the topic, in its place: positions here are not the group's
-        return False
-
     def writable(self) -> bool:
         try:
             self.producer().list_topics(self.address.topic, timeout=5)
         except Exception:  # noqa: BLE001 - any client error means: not writable now
             return False
         return True
-
-    def size_bytes(self) -> int:
-        return 0
 
     def close(self) -> None:
         for consumer in self._consumers.values():

@@ -1,5 +1,10 @@
-"""What every event log offers (the embedded one is :class:`ingest.log.sqlite.SQLiteLog`): entries,
-dead letters and the protocol the API, the worker, metrics, replay and export use."""
+"""What event logs offer, split by who uses it (the embedded log is
+:class:`ingest.log.sqlite.SQLiteLog`, a Kafka topic :class:`ingest.log.kafka.KafkaLog`): the API
+writes (:class:`LogWriter`), the worker consumes (:class:`LogConsumer`) and keeps dead letters
+(:class:`DeadLetterStore`), replay and export read everything (:class:`Replayable`). Every log is
+all four (:class:`EventLog`). What only some logs can do has a protocol of its own (:class:`History`,
+:class:`SoleConsumer`, :class:`RetriedInPlace`, :class:`WorkerFigures`): a log that cannot do it
+lacks the methods, rather than faking them."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from graph.errors import LineageError
 
@@ -84,38 +89,116 @@ class DeadLetter:
     retries: int
 
 
-class EventLog(Protocol):
-    """What the API, the worker, metrics, replay and export need of a log: SQLiteLog is the
-    embedded one; another (Kafka) implements these and is returned by :func:`open_log`."""
+@dataclass(frozen=True)
+class Backlog:
+    """What a consumer has still to load: how many entries, and how long the oldest of them has
+    waited (0 when none waits)."""
+
+    events: int
+    oldest_seconds: float
+    partitions: tuple[Any, ...] | None = None
+    """On a log split in partitions (Kafka), each partition as the consumer group stands on it
+    (:class:`ingest.log.kafka.PartitionState`); None on a log that is one sequence."""
+    known: bool = True
+    """False when the log could not say (a broker away): the figures are then 0."""
+
+
+class LogWriter(Protocol):
+    """What the API needs of a log: take events and commands durably before it acknowledges them.
+
+    Whoever can write to a log can write anything to it (on Kafka, any client can produce to the
+    topic): the worker checks every entry it reads again, whatever the writer checked (``checked``
+    only says how far; see :class:`Checked`)."""
 
     def append(self, events: Sequence[dict[str, Any]],
                checked: Checked = Checked.RECEIVED) -> list[int]: ...
     def append_encoded(self, bodies: Sequence[str],
                        checked: Checked = Checked.RECEIVED) -> list[int]: ...
     def append_command(self, command: dict[str, Any]) -> int: ...
+    def writable(self) -> bool: ...
+    def close(self) -> None: ...
+
+
+class LogConsumer(Protocol):
+    """What the worker needs of a log: read entries after a position, commit a new position once
+    Neo4j holds them, and say what is left (``lag``)."""
+
     def read(self, after: int, limit: int, max_bytes: int | None = None) -> list[Entry]: ...
-    def scan(self, batch: int = 5000) -> Iterator[Entry]: ...
-    def between(self, after: float, before: float, newest_first: bool, limit: int,
-                offset: int, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]: ...
-    def types_between(self, after: float, before: float) -> dict[str, int]: ...
-    def last_seq(self) -> int: ...
-    def count(self) -> int: ...
-    def received_at(self, seq: int) -> float | None: ...
     def position(self, consumer: str) -> int: ...
     def commit(self, consumer: str, seq: int) -> None: ...
     def advance(self, consumer: str, expected: int, seq: int) -> bool: ...
-    def record_bulk_load(self, source: str, events: int) -> None: ...
-    def bulk_loads(self) -> list[BulkLoad]: ...
-    def forget_bulk_loads(self) -> None: ...
-    def remove(self, seqs: Sequence[int]) -> int: ...
+    def last_seq(self) -> int: ...
+    def lag(self, consumer: str) -> Backlog: ...
+    def close(self) -> None: ...
+
+
+class DeadLetterStore(Protocol):
+    """Where the entries the worker cannot load are kept, with the reason."""
+
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None: ...
     def dead_letters(self, include_resolved: bool = False) -> list[DeadLetter]: ...
     def dead_letter_count(self) -> int: ...
-    def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None: ...
-    def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None: ...
-    def stats(self) -> dict[str, float]: ...
+
+
+class Replayable(Protocol):
+    """What ``lineage replay`` and ``lineage export`` read: every entry from the first, and the
+    ledger of bulk loads that did not pass through the log."""
+
+    def scan(self, batch: int = 5000) -> Iterator[Entry]: ...
+    def record_bulk_load(self, source: str, events: int) -> None: ...
+    def bulk_loads(self) -> list[BulkLoad]: ...
+    def forget_bulk_loads(self) -> None: ...
+
+
+class EventLog(LogWriter, LogConsumer, DeadLetterStore, Replayable, Protocol):
+    """What every log offers (:func:`ingest.log.sqlite.open_event_log` returns one). What only
+    some logs can do is a protocol of its own below, asked for by what it can do
+    (``isinstance(log, History)``), never by the kind of log."""
+
+
+@runtime_checkable
+class History(Protocol):
+    """A log that keeps its entries by time and lets them go one by one (the SQLite log; a Kafka
+    topic keeps them by partition and offset and lets them go by its retention)."""
+
+    def between(self, after: float, before: float, newest_first: bool, limit: int,
+                offset: int, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]: ...
+    def types_between(self, after: float, before: float) -> dict[str, int]: ...
+    def count(self) -> int: ...
+    def remove(self, seqs: Sequence[int]) -> int: ...
+    def size_bytes(self) -> int: ...
+
+
+@runtime_checkable
+class SoleConsumer(Protocol):
+    """A log read by one process per consumer name (a lock beside the SQLite log); on Kafka the
+    consumer group shares the partitions among its workers instead."""
+
     def claim(self, consumer: str) -> AbstractContextManager[None]: ...
     def consumed(self, consumer: str) -> bool: ...
-    def writable(self) -> bool: ...
-    def size_bytes(self) -> int: ...
-    def close(self) -> None: ...
+
+
+@runtime_checkable
+class RetriedInPlace(Protocol):
+    """Dead letters that can be marked loaded or still failing where they are (on Kafka they stay
+    in their topic: produce the event again)."""
+
+    def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None: ...
+
+
+@runtime_checkable
+class WorkerFigures(Protocol):
+    """A log where the worker leaves its figures (batches, events, timings) for the API's
+    /metrics, another process (on Kafka each worker's figures stay in its log lines)."""
+
+    def set_stats(self, values: dict[str, float], add: dict[str, float] | None = None) -> None: ...
+    def stats(self) -> dict[str, float]: ...
+
+
+def history(log: EventLog, what: str) -> History:
+    """``log`` as a :class:`History`, or :class:`NotOffered` saying that ``what`` needs one."""
+    if isinstance(log, History):
+        return log
+    raise NotOffered(f"{what} is not offered on this event log: it keeps no history by time (a "
+                     "Kafka topic keeps its events by partition and offset; read it with a Kafka "
+                     "consumer, or `lineage export`)")

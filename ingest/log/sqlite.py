@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from graph.private import private_dir, private_file
 from graph.settings import Settings
 from ingest import codec
-from ingest.log.protocol import BulkLoad, Checked, DeadLetter, Entry, EventLog, LogError
+from ingest.log.protocol import Backlog, BulkLoad, Checked, DeadLetter, Entry, EventLog, LogError
 
 __all__ = ["BulkLoad", "Checked", "DeadLetter", "Entry", "EventLog", "LogError", "SQLiteLog",
            "encode", "open_event_log", "open_log"]
@@ -277,9 +277,14 @@ class SQLiteLog:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
 
     @_log_errors
-    def received_at(self, seq: int) -> float | None:
-        row = self._conn().execute("SELECT received FROM events WHERE seq = ?", (seq,)).fetchone()
-        return float(row[0]) if row else None
+    def lag(self, consumer: str) -> Backlog:
+        """The entries after ``consumer``'s position, and the age of the first of them."""
+        position = self.position(consumer)
+        first = self._conn().execute("SELECT received FROM events WHERE seq > ? ORDER BY seq "
+                                     "LIMIT 1", (position,)).fetchone()
+        if first is None:
+            return Backlog(0, 0.0)
+        return Backlog(self.last_seq() - position, max(0.0, time.time() - float(first[0])))
 
     @_log_errors
     def position(self, consumer: str) -> int:

@@ -396,7 +396,8 @@ def test_unreadable_messages_are_dead_lettered_with_their_bytes_and_nothing_afte
 
 
 def test_listing_events_by_time_on_a_kafka_log_is_a_clear_501(graph: Graph) -> None:
-    """A topic lists no events by time: Marquez's event listings say so (501), never a 500."""
+    """A topic lists and counts no events by time: Marquez's event listings and event stats say
+    so (501), never a 500 nor a count of 0."""
     from fastapi.testclient import TestClient
 
     from api.app import create_app
@@ -404,6 +405,7 @@ def test_listing_events_by_time_on_a_kafka_log_is_a_clear_501(graph: Graph) -> N
     log = KafkaLog(KafkaAddress("127.0.0.1:1", "lineage-nowhere"))
     with TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
                     client=("127.0.0.1", 40001)) as api:
-        for path in ("/api/v1/events/lineage", "/api/v1/events", "/api/v1/events/some_namespace"):
+        for path in ("/api/v1/events/lineage", "/api/v1/events", "/api/v1/events/some_namespace",
+                     "/api/v1/stats/lineage-events?period=DAY"):
             r = api.get(path)
             assert r.status_code == 501 and "Kafka" in r.json()["detail"], (path, r.text)
