@@ -59,8 +59,7 @@ def _questions(ts: list[Any]) -> dict[str, tuple[list[str], str]]:
 
 def _cli(stack: Stack, args: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "api.cli", *args, "--format", "json"]
-                   if args[0] != "show" else [sys.executable, "-m", "api.cli", *args, "--json"],
+    subprocess.run([sys.executable, "-m", "api.cli", *args, "--format", "json"],
                    env=stack.env, check=True, capture_output=True, timeout=600)
     return time.perf_counter() - started
 

@@ -14,7 +14,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, Retired, err, fail, get_settings, reading_graph, when, write
+from api.cli.common import (
+    AsOf,
+    Depth,
+    Retired,
+    err,
+    fail,
+    format_option,
+    get_settings,
+    reading_graph,
+    when,
+    write,
+)
 from graph.errors import LineageError
 
 if TYPE_CHECKING:
@@ -31,7 +42,7 @@ def check_cmd(
         allow_dash=True)] = None,
     fail_on: Annotated[str, typer.Option(help="Exit 1 when the verdict is at least: breaking, risky, "
                                               "or never.")] = "breaking",
-    fmt: Annotated[str, typer.Option("--format", help="text, markdown (for a PR comment) or json.")] = "text",
+    fmt: Annotated[str, format_option("text", "markdown", "json")] = "text",
     as_of: AsOf = None,
     retired: Retired = False,
     depth: Depth = None,
@@ -67,8 +78,6 @@ def check_cmd(
 
     if fail_on not in ("breaking", "risky", "never"):
         raise fail("--fail-on must be breaking, risky or never", code=2)
-    if fmt not in ("text", "markdown", "json"):
-        raise fail("--format must be text, markdown or json", code=2)
     moment = when(as_of)
     changes_of = _proposal(change, dbt_manifest, dbt_state, dbt_namespace)
     settings = get_settings()

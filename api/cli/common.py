@@ -13,9 +13,9 @@ import contextlib
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -73,31 +73,47 @@ AS_OF = typer.Option("--as-of", help="The lineage current at this ISO time (firs
                                       "not yet retired).")
 RETIRED = typer.Option("--include-retired", help="Also walk retired lineage (edges the job's latest "
                                                  "completed run no longer states), marked RETIRED.")
-JSON = typer.Option("--json", help="Machine-readable output.")  # where there is no --format
 Depth = Annotated[int | None, DEPTH]
 AsOf = Annotated[str | None, AS_OF]
 Retired = Annotated[bool, RETIRED]
-AsJson = Annotated[bool, JSON]
-JsonAlias = Annotated[bool, typer.Option(
-    "--json", hidden=True, help="The same as --format json (kept for scripts written before it).")]
 DatasetNs = Annotated[str, typer.Argument(help="Dataset namespace, e.g. postgres://db:5432")]
 DatasetName = Annotated[str, typer.Argument(help="Dataset name, e.g. public.orders")]
 ColumnName = Annotated[str, typer.Argument(help="Column name, e.g. email")]
 JobNs = Annotated[str, typer.Argument(help="Job namespace")]
 JobName = Annotated[str, typer.Argument(help="Job name")]
-FORMATS = ("table", "plain", "json")
+
+FORMATS = {
+    "text": "for people: a table where the answer is rows",
+    "plain": "tab-separated, one row per line, for grep and cut",
+    "markdown": "for a pull request comment or an audit file",
+    "json": "for a script",
+    "csv": "comma-separated, for a spreadsheet or as evidence",
+    "sarif": "for code scanning",
+}
+"""The one vocabulary of ``--format``: each command offers some of these words, none other."""
 
 
-def _format(value: str) -> str:
-    if value not in FORMATS:
-        raise typer.BadParameter(f"--format {value}: expected {', '.join(FORMATS)}")
-    return value
+def format_option(*offered: str) -> Any:
+    """The ``--format`` option of a command that offers ``offered`` (words of :data:`FORMATS`)."""
+    unknown = set(offered) - set(FORMATS)
+    assert not unknown, unknown
+
+    def check(value: str) -> str:
+        if value not in offered:
+            raise typer.BadParameter(f"--format {value}: expected {_either(offered)}")
+        return value
+
+    return typer.Option("--format", callback=check, help="; ".join(
+        f"{word} ({FORMATS[word]})" for word in offered) + ".")
 
 
-FORMAT = typer.Option("--format", callback=_format,
-                      help="table (for people), plain (tab-separated, one row per line, for grep "
-                           "and cut) or json.")
-Format = Annotated[str, FORMAT]
+def _either(words: Sequence[str]) -> str:
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+
+
+Format = Annotated[str, format_option("text", "plain", "json")]
+"""The format of a question's answer: rows for people, for grep, for a script."""
+TextOrJson = Annotated[str, format_option("text", "json")]
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -8,7 +8,7 @@ import typer
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import FORMAT, fail, question
+from api.cli.common import Format, fail, question
 
 _WHAT = ("namespaces", "datasets", "jobs")
 
@@ -18,7 +18,7 @@ def ls_cmd(
     what: Annotated[str, typer.Argument(help="namespaces, datasets or jobs.")] = "datasets",
     pattern: Annotated[str | None, typer.Argument(
         help="Only names matching this glob, any case: 'raw.*', '*orders*'.")] = None,
-    fmt: Annotated[str, FORMAT] = "table",
+    fmt: Format = "text",
 ) -> None:
     """List namespaces, datasets or jobs (with what each holds), optionally by a name pattern."""
     from impact.discover import glob_regex, listing
@@ -45,7 +45,7 @@ def search_cmd(
     text: Annotated[str, typer.Argument(help="Part of a dataset's or job's name or namespace.")],
     kind: Annotated[str | None, typer.Option(help="Only dataset or job.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many.")] = 20,
-    fmt: Annotated[str, FORMAT] = "table",
+    fmt: Format = "text",
 ) -> None:
     """Find datasets and jobs by part of their name or namespace: exact and suffix matches first."""
     from impact.discover import search
@@ -53,7 +53,7 @@ def search_cmd(
     if kind not in (None, "dataset", "job"):
         raise fail("--kind must be dataset or job", code=2)
     found = question(lambda g: search(g, text, kind, limit))
-    if not found and fmt == "table":
+    if not found and fmt == "text":
         raise fail(f"nothing is named like {text!r}")
     render.rows([{"kind": f.kind, "namespace": f.namespace, "name": f.name} for f in found],
                 ["kind", "namespace", "name"], fmt, title=f"matching {text!r}")

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import JSON, err, fail, get_settings, out, question, writing_graph
+from api.cli.common import TextOrJson, err, fail, get_settings, out, question, writing_graph
 from api.cli.load import make_ingester, spark_ingest_files
 from api.cli.render import dump
 from graph.errors import LineageError
@@ -95,7 +95,7 @@ def replay_cmd(
 @app.command("dead-letters", rich_help_panel="Load and keep events")
 def dead_letters_cmd(
     retry: Annotated[bool, typer.Option("--retry", help="Try to load each one again.")] = False,
-    as_json: Annotated[bool, JSON] = False,
+    fmt: TextOrJson = "text",
 ) -> None:
     """Events that passed validation but could not be loaded, with the reason; --retry them."""
     from ingest.log.sqlite import open_event_log
@@ -108,7 +108,7 @@ def dead_letters_cmd(
         out.print(f"retried: {ok} loaded, {failed} still failing")
         return
     letters = events.dead_letters()
-    if as_json:
+    if fmt == "json":
         dump([{"id": d.id, "seq": d.seq, "reason": d.reason, "failedAt": d.failed_at,
                 "retries": d.retries, "event": d.event} for d in letters])
         return

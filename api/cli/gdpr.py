@@ -12,7 +12,7 @@ import typer
 
 from api.cli import render
 from api.cli.app import app
-from api.cli.common import AsOf, Depth, Format, JsonAlias, Retired, out, question, when, write
+from api.cli.common import AsOf, Depth, Retired, format_option, out, question, when, write
 from api.cli.render import dump
 
 
@@ -29,9 +29,7 @@ def where_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: JsonAlias = False,
-    csv_out: Annotated[bool, typer.Option("--csv", help="CSV, as evidence for a GDPR request.")] = False,
-    fmt: Format = "table",
+    fmt: Annotated[str, format_option("text", "plain", "json", "csv")] = "text",
 ) -> None:
     """GDPR: where the data of a column ends up: raw, transformed, masked, aggregated or influence.
 
@@ -41,7 +39,7 @@ def where_cmd(
     if tag is not None:
         if namespace or dataset or column:
             raise typer.BadParameter("give either --tag or NAMESPACE DATASET COLUMN, not both")
-        _tagged(tag, depth, as_of, retired, as_json or fmt == "json", csv_out, fmt)
+        _tagged(tag, depth, as_of, retired, fmt)
         return
     if not (namespace and dataset and column):
         raise typer.BadParameter("give NAMESPACE DATASET COLUMN (or --tag TAG)")
@@ -49,12 +47,12 @@ def where_cmd(
 
     moment = when(as_of)
     report = question(lambda g: where(g, namespace, dataset, column, depth, moment, retired))
-    if csv_out:
+    if fmt == "csv":
         from api.render import check as reports
 
         write(reports.where_csv(report))
         return
-    if as_json or fmt == "json":
+    if fmt == "json":
         dump({**dataclasses.asdict(report), "counts": report.counts()})
         return
     if fmt == "plain":
@@ -66,18 +64,17 @@ def where_cmd(
     render.show_where(report)
 
 
-def _tagged(tag: str, depth: int | None, as_of: str | None, retired: bool, as_json: bool,
-            csv_out: bool, fmt: str) -> None:
+def _tagged(tag: str, depth: int | None, as_of: str | None, retired: bool, fmt: str) -> None:
     from impact.tag_reach import tag_reach
 
     moment = when(as_of)
     report = question(lambda g: tag_reach(g, tag, depth, moment, retired))
-    if csv_out:
+    if fmt == "csv":
         from api.render import check as reports
 
         write(reports.tag_reach_csv(report))
         return
-    if as_json:
+    if fmt == "json":
         dump({**dataclasses.asdict(report), "summary": report.summary(),
               "untaggedRaw": [dataclasses.asdict(c) for c in report.untagged_raw]})
         return
@@ -87,5 +84,5 @@ def _tagged(tag: str, depth: int | None, as_of: str | None, retired: bool, as_js
     rows += [{"source": s.source.key, "label": "-", "reaches": s.note or "nothing", "distance": 0,
               "jobs": ""} for s in report.sources if not s.reaches]
     render.rows(rows, ["source", "label", "reaches", "distance", "jobs"],
-                "plain" if fmt == "plain" else "table")
+                fmt)
     out.print(report.summary(), highlight=False)

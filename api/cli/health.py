@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from api.cli.app import app
-from api.cli.common import fail, get_settings, out, reading_graph, write
+from api.cli.common import TextOrJson, fail, get_settings, out, reading_graph, write
 from graph.errors import LineageError
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ app.add_typer(slo_app, name="slo", rich_help_panel="Ask")
 TiersOption = Annotated[Path | None, typer.Option(
     "--tiers", help="The tiers file (YAML, docs/health.md); default LINEAGE_TIERS. Datasets "
                     "tagged tier:NAME need none.", dir_okay=False)]
-FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
 
 
 def _measure(tiers_path: Path | None) -> Health:
@@ -54,15 +53,13 @@ def _measure(tiers_path: Path | None) -> Health:
 
 
 @app.command("health", rich_help_panel="Ask")
-def health_cmd(tiers: TiersOption = None, fmt: FormatOption = "text") -> None:
+def health_cmd(tiers: TiersOption = None, fmt: TextOrJson = "text") -> None:
     """How good the lineage is, per tier: coverage (datasets with a known producer),
     completeness (schema, owner, column lineage; runs that ended), freshness (jobs heard from
     within their cadence), provenance (reads whose input has a producer), silent jobs, late
     datasets, lag; then the worst offenders to act on. Definitions: docs/health.md."""
     from impact.health.measure import RATIOS
 
-    if fmt not in ("text", "json"):
-        raise fail(f"--format {fmt}: expected text or json", code=2)
     found = _measure(tiers)
     if fmt == "json":
         write(json.dumps(found.json(), indent=2) + "\n")
@@ -106,7 +103,7 @@ def slo_check(
         "--slos", help="The SLO file (YAML, docs/health.md); default LINEAGE_SLOS.",
         dir_okay=False)] = None,
     tiers: TiersOption = None,
-    fmt: FormatOption = "text",
+    fmt: TextOrJson = "text",
     no_data_ok: Annotated[bool, typer.Option(
         "--no-data-ok", help="Exit 0 when the objectives that are not met have no data (a tier "
         "that holds nothing) rather than 3.")] = False,
@@ -116,8 +113,6 @@ def slo_check(
     no data (nothing in their tier to measure; --no-data-ok makes that 0), 2 on a bad file."""
     from impact.health.slo import SloError, judge, read_slos
 
-    if fmt not in ("text", "json"):
-        raise fail(f"--format {fmt}: expected text or json", code=2)
     path = slos or get_settings().slos
     if path is None:
         raise fail("no SLO file: give --slos FILE or set LINEAGE_SLOS", code=2)

@@ -139,7 +139,7 @@ def alias_cmd(
              "file /lake/raw/users = duckdb:///data/shop.duckdb shop.raw.users")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List every table's names: producers' "
                                                        "symlinks and declared aliases.")] = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Declare two names of one table that no producer links (a Spark file path and the DuckDB
     view dbt reads it through): every question then answers for both, as for a symlink.

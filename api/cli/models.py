@@ -12,8 +12,10 @@ from api.cli.app import app
 from api.cli.common import (
     AsOf,
     Depth,
+    Format,
     err,
     fail,
+    format_option,
     get_settings,
     out,
     printable,
@@ -160,9 +162,7 @@ def provenance_model_cmd(
     version: ModelVersionArg = None,
     namespace: ModelNs = None,
     depth: Depth = None,
-    fmt: Annotated[str, typer.Option(
-        "--format", help="text (for people), markdown (for an audit file, with a Mermaid drawing "
-                         "of the upstream graph) or json")] = "text",
+    fmt: Annotated[str, format_option("text", "markdown", "json")] = "text",
 ) -> None:
     """Every source a model version's training data came from: through which jobs and runs, with
     owners, tags (PII), transformations and masking, run times and statuses, and the versions of
@@ -174,8 +174,6 @@ def provenance_model_cmd(
     from impact.ml.provenance import provenance
 
     writers = {"text": provenance_text, "markdown": provenance_markdown, "json": provenance_json}
-    if fmt not in writers:
-        raise fail(f"--format {fmt}: expected text, markdown or json", code=2)
     answer = question(lambda g: provenance(g, name, version, namespace, depth))
     print(writers[fmt](answer) if fmt == "json" else printable(writers[fmt](answer)), end="")
 
@@ -187,7 +185,7 @@ def root_cause_model_cmd(
     namespace: ModelNs = None,
     depth: Depth = None,
     as_of: AsOf = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, plain or json")] = "table",
+    fmt: Format = "text",
 ) -> None:
     """Rank causes for a bad model version: its training run, then upstream of what it read, as
     the lineage stood when it was trained."""

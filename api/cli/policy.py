@@ -14,7 +14,9 @@ from api.cli.common import (
     DatasetName,
     DatasetNs,
     Depth,
+    TextOrJson,
     fail,
+    format_option,
     get_settings,
     reading_graph,
     suggestions,
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 policy_app = typer.Typer(help="Rules lineage must keep (PII only masked, no path from A to B): "
                               "check them against the graph.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy", rich_help_panel="Ask")
-FORMATS = ("text", "markdown", "json", "sarif")
 
 
 @policy_app.command("check")
@@ -36,9 +37,7 @@ def policy_check(
     policies: Annotated[Path | None, typer.Option(
         "--policies", help="The policy file (YAML; docs/policies.md); default LINEAGE_POLICIES.",
         exists=False, dir_okay=False)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text, markdown (each offending path "
-                                                      "drawn, for a pull request), json or sarif "
-                                                      "(GitHub code scanning).")] = "text",
+    fmt: Annotated[str, format_option("text", "markdown", "json", "sarif")] = "text",
     depth: Depth = None,
     today: Annotated[str | None, typer.Option(
         help="The day waivers are judged on (YYYY-MM-DD; default today).")] = None,
@@ -50,8 +49,6 @@ def policy_check(
     from impact.policy.check import check
     from impact.policy.rules import PolicyError, read_policies
 
-    if fmt not in FORMATS:
-        raise fail(f"--format {fmt}: expected {', '.join(FORMATS)}", code=2)
     settings = get_settings()
     path = policies or settings.policies
     if path is None:
@@ -84,7 +81,7 @@ def gate_cmd(
         "--policies", help="The policy file whose error-severity rules (quality bounds, "
                            "violations) close the gate; default LINEAGE_POLICIES.",
         dir_okay=False)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    fmt: TextOrJson = "text",
     depth: Depth = None,
 ) -> None:
     """May a job consume this dataset now? Exit 0 open, 1 closed (and why), 2 bad input.
@@ -100,8 +97,6 @@ def gate_cmd(
     from impact.policy.gate import gate
     from impact.policy.rules import PolicyError, read_policies
 
-    if fmt not in ("text", "json"):
-        raise fail(f"--format {fmt}: expected text or json", code=2)
     path = policies or get_settings().policies
     try:
         rules = read_policies(Path(path)) if path else None

@@ -23,7 +23,6 @@ from api.cli.common import (
     Format,
     JobName,
     JobNs,
-    JsonAlias,
     Retired,
     question,
     when,
@@ -46,14 +45,13 @@ def impact_dataset(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Every dataset derived from a dataset, and every job that reads them."""
     from impact.blast_radius import dataset_blast_radius
 
     ask_walk(lambda g, t: dataset_blast_radius(g, namespace, name, depth, t, retired), as_of,
-                "json" if as_json else fmt)
+                fmt)
 
 
 @impact_app.command("job")
@@ -63,14 +61,13 @@ def impact_job(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """What a job feeds: its outputs, everything derived from them, and the jobs reading them."""
     from impact.blast_radius import job_blast_radius
 
     ask_walk(lambda g, t: job_blast_radius(g, namespace, name, depth, t, retired), as_of,
-                "json" if as_json else fmt)
+                fmt)
 
 
 @impact_app.command("column")
@@ -81,14 +78,13 @@ def impact_column(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Every column derived from a column, with the transformation of each step."""
     from impact.blast_radius import column_blast_radius
 
     ask_walk(lambda g, t: column_blast_radius(g, namespace, dataset, column, depth, t, retired),
-                as_of, "json" if as_json else fmt)
+                as_of, fmt)
 
 
 upstream_app = typer.Typer(help="Upstream lineage: what a dataset or a column derives from.",
@@ -103,14 +99,13 @@ def upstream_dataset_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Every dataset a dataset derives from, nearest first."""
     from impact.upstream import dataset_upstream
 
     ask_walk(lambda g, t: dataset_upstream(g, namespace, name, depth, t, retired), as_of,
-                "json" if as_json else fmt)
+                fmt)
 
 
 @upstream_app.command("column")
@@ -121,21 +116,20 @@ def upstream_column_cmd(
     depth: Depth = None,
     as_of: AsOf = None,
     retired: Retired = False,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Every column whose data a column comes from, with each step's transformation."""
     from impact.upstream import column_upstream
 
     ask_walk(lambda g, t: column_upstream(g, namespace, dataset, column, depth, t, retired), as_of,
-                "json" if as_json else fmt)
+                fmt)
 
 
 def ask_walk(ask: Callable[[Graph, datetime | None], Any], as_of: str | None,
                 fmt: str) -> None:
     moment = when(as_of)
     answer = question(lambda graph: ask(graph, moment))
-    if fmt == "table":
+    if fmt == "text":
         render.walk_table(answer)
     else:
         render.rows([{"kind": i.kind, "namespace": i.namespace, "name": i.name,
@@ -157,8 +151,7 @@ app.add_typer(root_app, name="root-cause", rich_help_panel="Ask")
 def show_dataset(
     namespace: DatasetNs,
     name: DatasetName,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Columns, writers and readers, upstream and downstream datasets, last run, freshness.
 
@@ -184,7 +177,7 @@ def show_dataset(
         render.rows(render.dataset_facts(row, fresh.verdict, risk), ["fact", "value", "detail"],
                     "plain")
         return
-    if as_json or fmt == "json":
+    if fmt == "json":
         dump({**row, "props": public(row["props"]),
                "freshness": {**dataclasses.asdict(fresh), "verdict": fresh.verdict},
                "qualityAtRisk": risk})
@@ -197,8 +190,7 @@ def show_job(
     namespace: JobNs,
     name: JobName,
     runs: Annotated[int, typer.Option(help="How many recent runs to list.")] = 10,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """What a job reads and writes, its parent job, and its latest runs with status and duration.
 
@@ -213,7 +205,7 @@ def show_job(
     if fmt == "plain":
         render.rows(render.job_facts(row), ["fact", "value", "detail"], "plain")
         return
-    if as_json or fmt == "json":
+    if fmt == "json":
         dump({**row, "props": public(row["props"])})
         return
     render.show_job(f"{namespace}:{name}", row)
@@ -225,15 +217,14 @@ def root_cause_dataset_cmd(
     name: Annotated[str, typer.Argument(help="Name of the wrong dataset, e.g. a dashboard's table")],
     depth: Depth = None,
     as_of: AsOf = None,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Rank upstream causes: failed runs, failed assertions, stale inputs, schema changes."""
     from impact.root_cause import root_cause_dataset
 
     moment = when(as_of)
     show_root_cause(question(lambda g: root_cause_dataset(g, namespace, name, depth, moment)),
-                    "json" if as_json else fmt)
+                    fmt)
 
 
 @root_app.command("run")
@@ -241,19 +232,18 @@ def root_cause_run_cmd(
     run_id: Annotated[str, typer.Argument(help="The run's UUID")],
     depth: Depth = None,
     as_of: AsOf = None,
-    as_json: JsonAlias = False,
-    fmt: Format = "table",
+    fmt: Format = "text",
 ) -> None:
     """Rank causes for a failed or wrong run: the run itself, then upstream of what it read."""
     from impact.root_cause import root_cause_run
 
     moment = when(as_of)
     show_root_cause(question(lambda g: root_cause_run(g, run_id, depth, moment)),
-                    "json" if as_json else fmt)
+                    fmt)
 
 
 def show_root_cause(answer: Any, fmt: str) -> None:
-    if fmt == "table":
+    if fmt == "text":
         render.show_root_cause(answer)
         return
     render.rows([{"rank": i, "score": c.score, "kind": c.kind, "distance": c.distance,

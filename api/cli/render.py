@@ -91,7 +91,7 @@ def rows(found: Any, columns: list[str], fmt: str, title: str = "",
             # a tab in a name would shift the columns: shown as its escape, as control characters
             print("\t".join("" if row.get(c) is None else printable(str(row[c])).replace("\t", "\\t")
                             for c in columns))
-    elif fmt == "table":
+    elif fmt == "text":
         table = Table(title=title or None)
         for c in columns:
             table.add_column(c)
@@ -99,7 +99,7 @@ def rows(found: Any, columns: list[str], fmt: str, title: str = "",
             table.add_row(*("" if row.get(c) is None else str(row[c]) for c in columns))
         fit(table, drop)
     else:
-        raise typer.BadParameter(f"--format {fmt}: expected table, plain or json")
+        raise typer.BadParameter(f"--format {fmt}: expected text, plain or json")
 
 
 def plain(value: Any) -> Any:

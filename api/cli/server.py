@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, get_settings, local_server, out, progress
+from api.cli.common import TextOrJson, err, fail, get_settings, local_server, out, progress
 from api.cli.render import print_status
 from graph.errors import LineageError
 
@@ -60,7 +60,7 @@ def neo4j_password() -> None:
 
 @neo4j_app.command("status")
 def neo4j_status(
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    fmt: TextOrJson = "text",
 ) -> None:
     """Show whether Neo4j runs, its Bolt URI, Browser URL and login. Exit 1 if not running."""
     from graph.local_server import external_status
@@ -68,7 +68,7 @@ def neo4j_status(
     settings = get_settings()
     status = (local_server(settings).status() if settings.uses_local_server
               else external_status(settings))
-    if as_json:
+    if fmt == "json":
         print(status.to_json())
     else:
         print_status(status)

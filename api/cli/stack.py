@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.app import app
-from api.cli.common import err, fail, get_settings, local_server, out, progress, writing_graph
+from api.cli.common import TextOrJson, err, fail, get_settings, local_server, out, progress, writing_graph
 from api.cli.render import facts, fit
 from graph.errors import LineageError
 
@@ -113,7 +113,7 @@ def down_cmd() -> None:
 
 @app.command("status", rich_help_panel="Run the services")
 def status_cmd(
-    as_json: Annotated[bool, typer.Option("--json", help="As JSON, for a script.")] = False,
+    fmt: TextOrJson = "text",
 ) -> None:
     """Neo4j, the API and the workers (as `lineage up` started them: its log, its workers):
     running or not, where, and the workers' lag. Exit 1 if any is down."""
@@ -121,7 +121,7 @@ def status_cmd(
 
     settings = processes.as_started(get_settings())
     state = up_state(settings)
-    if as_json:
+    if fmt == "json":
         print(json.dumps(state, indent=2))
     else:
         print_up(settings, state)
@@ -130,7 +130,7 @@ def status_cmd(
 
 
 def up_state(settings: Settings) -> dict[str, Any]:
-    """Neo4j, each service and the event log, as ``lineage status --json`` says them."""
+    """Neo4j, each service and the event log, as ``lineage status --format json`` says them."""
     from api.local import processes
     from graph.local_server import external_status
     from ingest.log.sqlite import open_log

@@ -54,7 +54,7 @@ from graph.db import Graph
 from graph.errors import NotFound
 from impact.answers import clamp_depth
 from impact.blast_radius import dataset_blast_radius
-from impact.policy import paths as policy_graph
+from impact.policy import paths
 from impact.policy.paths import Node
 from impact.policy.rules import Policies, Rule, Selector, Waiver
 from impact.tag_reach import tagged_columns
@@ -304,19 +304,19 @@ def _through_datasets(graph: Graph, rule: Rule, sources: list[tuple[str, str]],
     checkpoint."""
     flow = rule.flow
     assert flow is not None
-    lineage = policy_graph.downstream(graph, sources, depth)
+    lineage = paths.downstream(graph, sources, depth)
     found = []
     for ns, name in sources:
         start: Node = ("dataset", ns, name)
         if start not in lineage or _is_checkpoint(rule, start, None):
             continue
-        for node, path in policy_graph.walk(lineage, start, lambda n, e: not _is_checkpoint(rule, n, e),
+        for node, path in paths.walk(lineage, start, lambda n, e: not _is_checkpoint(rule, n, e),
                                             lambda n: False, depth):
             if node[0] != "dataset" or not flow.target.matches(node[1], node[2]):
                 continue
             found.append(_waived(Violation(
-                rule, f"{ns}:{name}", policy_graph.key(node), f"around {_checkpoints(rule)}",
-                policy_graph.steps(lineage, path), anchor=f"{ns}:{name}"),
+                rule, f"{ns}:{name}", paths.key(node), f"around {_checkpoints(rule)}",
+                paths.steps(lineage, path), anchor=f"{ns}:{name}"),
                 rule, node[1], node[2], None, today, (ns, name, None)))
     return tuple(found)
 
@@ -330,9 +330,9 @@ def _through_columns(graph: Graph, rule: Rule, sources: list[tuple[str, str, str
     chosen = sources[:MAX_SOURCES]
     lineage = nx.DiGraph()
     starts = [{"namespace": ns, "dataset": ds, "column": col} for ns, ds, col in chosen]
-    for i in range(0, len(starts), policy_graph.STARTS_PER_QUERY):
+    for i in range(0, len(starts), paths.STARTS_PER_QUERY):
         for row in graph.read("policies/column_downstream",
-                              columns=starts[i:i + policy_graph.STARTS_PER_QUERY],
+                              columns=starts[i:i + paths.STARTS_PER_QUERY],
                               depth=clamp_depth(depth)):
             here = (row["namespace"], row["dataset"], row["column"])
             lineage.add_node(here)
@@ -343,7 +343,7 @@ def _through_columns(graph: Graph, rule: Rule, sources: list[tuple[str, str, str
         start = (ns, ds, col)
         if start not in lineage or _is_checkpoint(rule, ("dataset", ns, ds), None):
             continue
-        for node, path in policy_graph.walk(
+        for node, path in paths.walk(
                 lineage, start,
                 lambda n, e: not _is_checkpoint(rule, ("dataset", n[0], n[1]), e),
                 lambda n: False, depth):
@@ -398,14 +398,14 @@ def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
     regioned = [(r["namespace"], r["name"], home) for r in rows
                 if (home := residency.regions_of(r["namespace"], r["name"], r["tags"]))]
     chosen = regioned[:MAX_SOURCES]
-    lineage = policy_graph.downstream(graph, [(ns, name) for ns, name, _ in chosen], depth)
+    lineage = paths.downstream(graph, [(ns, name) for ns, name, _ in chosen], depth)
 
     def regions(node: Node) -> tuple[str, ...]:
-        return residency.regions_of(node[1], node[2], policy_graph.tags(lineage, node))
+        return residency.regions_of(node[1], node[2], paths.tags(lineage, node))
 
     found = []
     for ns, name, own in chosen:
-        for node, path in policy_graph.walk(
+        for node, path in paths.walk(
                 lineage, ("dataset", ns, name), lambda n, e: True,
                 # past a dataset of a region, the data is that region's (or a violation already);
                 # past one of no region it goes on, so that every other region it lands in is named
@@ -417,8 +417,8 @@ def _residency_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
                 continue
             label = (f"from {' and '.join(own)} to "
                      + (" and ".join(there) if there else "a dataset of no region"))
-            found.append(_waived(Violation(rule, f"{ns}:{name}", policy_graph.key(node), label,
-                                           policy_graph.steps(lineage, path),
+            found.append(_waived(Violation(rule, f"{ns}:{name}", paths.key(node), label,
+                                           paths.steps(lineage, path),
                                            anchor=f"{ns}:{name}"),
                                  rule, node[1], node[2], None, today, (ns, name, None)))
     return RuleResult(rule, len(chosen), tuple(found), len(regioned) > MAX_SOURCES)
@@ -498,17 +498,17 @@ def _sources_rule(graph: Graph, rule: Rule, depth: int | None, today: date,
     found = []
     for row in chosen:
         ns, name = row["namespace"], row["name"]
-        lineage = policy_graph.upstream(graph, [(ns, name)], depth)
+        lineage = paths.upstream(graph, [(ns, name)], depth)
         sink: Node = ("dataset", ns, name)
         if sink not in lineage:
             continue
-        for root, path in policy_graph.roots(lineage, sink):
-            if any(a.selects(root[1], root[2], None, policy_graph.tags(lineage, root))
+        for root, path in paths.roots(lineage, sink):
+            if any(a.selects(root[1], root[2], None, paths.tags(lineage, root))
                    for a in sources.allow):
                 continue
-            found.append(_waived(Violation(rule, policy_graph.key(root), f"{ns}:{name}",
+            found.append(_waived(Violation(rule, paths.key(root), f"{ns}:{name}",
                                            "not an allowed source",
-                                           policy_graph.steps(lineage, path),
+                                           paths.steps(lineage, path),
                                            anchor=f"{ns}:{name}"),
                                  rule, root[1], root[2], None, today, (root[1], root[2], None)))
     return RuleResult(rule, len(chosen), tuple(found), len(sinks) > MAX_SOURCES)

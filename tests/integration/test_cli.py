@@ -34,18 +34,18 @@ def cli(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
 
 
 def test_where_json_and_csv(cli: CliRunner) -> None:
-    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--json"])
+    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--format", "json"])
     assert r.exit_code == 0, r.output
     body = json.loads(r.stdout)
     assert [(x["dataset"], x["label"]) for x in body["reaches"]] == [
         ("ml.user_features", "raw"), ("staging.users_clean", "masked")]
-    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--csv"])
+    r = cli.invoke(app, ["where", NS, "raw.users", "email", "--format", "csv"])
     assert r.exit_code == 0 and r.stdout.splitlines()[1].startswith(f"{NS},ml.user_features,email,raw")
 
 
 def test_root_cause_and_show(cli: CliRunner) -> None:
     r = cli.invoke(app, ["root-cause", "dataset", NS, "dashboards.revenue", "--as-of",
-                         "2024-06-01T03:00:00Z", "--json"])
+                         "2024-06-01T03:00:00Z", "--format", "json"])
     assert r.exit_code == 0, r.output
     top = json.loads(r.stdout)["candidates"][0]
     assert top["kind"] == "failed run" and "amount_eur" in top["summary"]

@@ -61,7 +61,7 @@ def test_markdown_and_mermaid_show_hostile_names_as_text(hostile: Graph) -> None
     ["policy", "check", "--policies", "{policies}"],
     ["policy", "check", "--policies", "{policies}", "--format", "markdown"],
     ["ls", "datasets", "--format", "plain"],
-    ["ls", "jobs", "--format", "table"],
+    ["ls", "jobs", "--format", "text"],
     ["impact", "dataset", "ns", "src", "--format", "plain"],
     ["impact", "dataset", "ns", "src"],
 ])

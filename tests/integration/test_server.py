@@ -40,7 +40,7 @@ def test_password_is_generated_and_private(local_server: LocalServer) -> None:
 
 
 def test_status_json_reports_how_to_connect(local_server: LocalServer) -> None:
-    done = _cli("neo4j", "status", "--json")
+    done = _cli("neo4j", "status", "--format", "json")
     assert done.returncode == 0, done.stderr
     status = json.loads(done.stdout)
     assert status["state"] == "running"

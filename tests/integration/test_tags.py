@@ -100,7 +100,7 @@ def test_where_from_a_tag_groups_by_source_and_names_untagged_raw_copies(api: Te
 def test_cli_where_tag(api: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     point_cli_at_test_server(monkeypatch)
     try:
-        r = CliRunner().invoke(cli_app, ["where", "--tag", "pii", "--json"])
+        r = CliRunner().invoke(cli_app, ["where", "--tag", "pii", "--format", "json"])
         assert r.exit_code == 0, r.output
         body = json.loads(r.stdout)
         assert [(c["dataset"], c["column"]) for c in body["untaggedRaw"]] == [

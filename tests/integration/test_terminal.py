@@ -1,6 +1,6 @@
 """The terminal, against the real Neo4j and the real CLI: an unknown column gets "did you mean"
 (the CLI and the API), `show dataset` shows each column's tags, root cause explains its score,
-`status --json`, `--version`, and `lineage delete` (Marquez's soft delete, and --purge)."""
+`status --format json`, `--version`, and `lineage delete` (Marquez's soft delete, and --purge)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_root_cause_explains_its_scores(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_status_as_json_and_the_version(cli: CliRunner) -> None:
-    r = cli.invoke(app, ["status", "--json"])
+    r = cli.invoke(app, ["status", "--format", "json"])
     state = json.loads(r.stdout)
     assert state["neo4j"]["state"] == "running" and state["log"]["events"] > 0
     assert r.exit_code == (0 if state["ok"] else 1)

@@ -100,7 +100,7 @@ def test_a_status_line_with_a_url_is_never_broken(width: int) -> None:
 
 def test_rows_of_any_answer_fit(width: int) -> None:
     found = [{"kind": "dataset", "namespace": NS, "name": f"{LONG}_{i}"} for i in range(3)]
-    lines = _printed(lambda: render.rows(found, ["kind", "namespace", "name"], "table",
+    lines = _printed(lambda: render.rows(found, ["kind", "namespace", "name"], "text",
                                          drop=("namespace",)))
     _whole(lines, [f"{LONG}_0", f"{LONG}_2"])
     assert all(len(line) <= width for line in _boxed(lines)), "\n".join(lines)

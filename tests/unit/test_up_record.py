@@ -25,7 +25,7 @@ def test_status_describes_what_up_started(tmp_path: Path, monkeypatch: pytest.Mo
     assert processes.worker_names(again) == ["worker", "worker-2"]
     monkeypatch.setenv("LINEAGE_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("LINEAGE_NEO4J_BOLT_PORT", "1")  # nothing runs: status says so, exit 1
-    shown = CliRunner().invoke(app, ["status", "--json"])
+    shown = CliRunner().invoke(app, ["status", "--format", "json"])
     state = json.loads(shown.stdout[:shown.stdout.rindex("}") + 1])
     assert shown.exit_code == 1 and "worker-2" in state
     assert state["log"]["path"] == "kafka://127.0.0.1:1/lineage"
