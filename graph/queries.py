@@ -12,6 +12,9 @@ comment lines::
 
 Every ``$name`` the body uses must be declared by a ``// Param $name:`` line and the other way
 round; the ``:param`` lines are the example that makes the file runnable as-is in Neo4j Browser.
+A file that unwinds ``$rows`` names the fields of a row as ``VAR.field``, VAR the name it unwinds
+them as (or a ``VAR {.*, …} AS row`` projection of it): :attr:`NamedQuery.row_fields` lists them,
+for the writer of the rows to check against the fields it declares (ingest.rows).
 A file may hold several statements separated by ``;`` at the end of a line (schema files do).
 The files are found inside the installed ``cypher`` package, never from the working directory.
 """
@@ -30,6 +33,8 @@ _PARAM_DECL = re.compile(r"^//\s*Param\s+\$(\w+)\s*:")
 _EXAMPLE = re.compile(r"^//\s*:param\s+(\w+)\s*=>\s*(.+)$")
 _PARAM_USE = re.compile(r"\$(\w+)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_ROWS_AS = re.compile(r"\bUNWIND\s+\$rows\s+AS\s+(\w+)", re.IGNORECASE)
+_PROJECTED_AS = re.compile(r"\b(\w+)\s*\{\s*\.\*[^}]*\}\s+AS\s+(\w+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ class NamedQuery:
     params: frozenset[str]
     examples: dict[str, str]
     answers: str
+    row_fields: dict[str, int]
+    """The fields of ``$rows`` the body reads, each with the line that first names it."""
 
     @property
     def text(self) -> str:
@@ -86,7 +93,23 @@ def parse_query(name: str, source: str) -> NamedQuery:
     statements = tuple(s.strip() for s in _split(body_lines) if s.strip())
     if not statements:
         raise QueryLibraryError(name, 1, "holds no statement")
-    return NamedQuery(name, statements, frozenset(declared), examples, answers)
+    return NamedQuery(name, statements, frozenset(declared), examples, answers,
+                      _row_fields(body_lines))
+
+
+def _row_fields(body_lines: list[tuple[int, str]]) -> dict[str, int]:
+    """The ``VAR.field`` names of the variables ``$rows`` is unwound as (and their projections)."""
+    text = "\n".join(_STRING.sub("''", line) for _, line in body_lines)
+    names = set(_ROWS_AS.findall(text))
+    names |= {alias for source, alias in _PROJECTED_AS.findall(text) if source in names}
+    if not names:
+        return {}
+    use = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\.(\w+)")
+    found: dict[str, int] = {}
+    for number, line in body_lines:
+        for m in use.finditer(_STRING.sub("''", line)):
+            found.setdefault(m.group(1), number)
+    return found
 
 
 def _split(body_lines: list[tuple[int, str]]) -> list[str]:

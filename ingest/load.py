@@ -11,7 +11,7 @@ from typing import Any
 from graph.db import Graph, QueryStep
 from graph.errors import QueryError
 from graph.queries import library
-from ingest.rows import KINDS, Rows
+from ingest.rows import KINDS, Rows, check_library
 from ingest.transform import edge_key
 from ingest.version_members import Members, column_rows, edge_rows, wire
 
@@ -69,6 +69,7 @@ class Plan:
         written): the columns and edges of versions that are probably not current (not seen
         current by this process) are combined here, the others only if Neo4j does not touch them.
         """
+        check_library()  # once per process: every row.x of the ingest files is declared
         self.rows = rows
         self.seen = seen
         self.schemas = _newest_by_key(rows.schemas, _SCHEMA_KEY)
