@@ -11,6 +11,8 @@ from fastapi.responses import HTMLResponse
 from api.deps import READ, app_context
 from api.errors import RESPONSES
 from api.render.status_page import render
+from api.schemas import answer
+from api.schemas import answers as ours
 from impact.health.measure import Health
 from impact.health.slo import SloError, Verdict
 from impact.health.tiers import TiersError
@@ -20,7 +22,8 @@ router = APIRouter(tags=["health"], dependencies=[READ], responses=RESPONSES)
 
 @router.get("/api/v1/health/lineage",
             summary="Lineage health: coverage, completeness, freshness, silent jobs, provenance, "
-                    "lag, per tier and namespace, with the worst offenders and the SLOs")
+                    "lag, per tier and namespace, with the worst offenders and the SLOs",
+            responses=answer(ours.LineageHealth))
 def lineage_health(request: Request) -> Any:
     health, verdicts, age, took = _current(request)
     return {**health.json(), "ageSeconds": round(age, 3), "measureSeconds": round(took, 3),

@@ -26,6 +26,9 @@ from api.encode import to_json
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
 from api.receive import BodyError, Received, body_size, check_media_type, parse, read_body
+from api.schemas import answer
+from api.schemas import answers as ours
+from api.schemas import marquez as mq
 from impact.marquez import lineage as lg
 from ingest.log.protocol import WORKER, history
 from ingest.log.sqlite import EventLog, LogError
@@ -43,7 +46,8 @@ _BEFORE, _AFTER = "2030-01-01T00:00:00+00:00", "1970-01-01T00:00:00+00:00"  # Ma
 
 @router.post("/api/v1/lineage", status_code=201,
              summary="Receive OpenLineage events: one, a JSON array, or NDJSON",
-             responses={201: {"description": "at least one event accepted (durably logged)"},
+             responses={201: {"model": ours.Received,
+                              "description": "at least one event accepted (durably logged)"},
                         422: {"model": errors.ErrorBody,
                               "description": "no event accepted: each one was JSON but not a "
                                              "valid event (the reasons in rejected and errors)"},
@@ -149,7 +153,8 @@ def _answer(ask: Callable[[], Any]) -> Any:
         raise BadParam("nodeId", str(e)) from e
 
 
-@router.get("/api/v1/lineage", dependencies=[READ], responses={**RESPONSES, **_AMBIGUOUS},
+@router.get("/api/v1/lineage", dependencies=[READ],
+            responses={**RESPONSES, **_AMBIGUOUS, **answer(mq.LineageGraph)},
             summary="Marquez-compatible lineage graph around a dataset or job")
 def lineage(graph: G, node_id: Annotated[str, Query(
         alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
@@ -158,7 +163,8 @@ def lineage(graph: G, node_id: Annotated[str, Query(
     return _answer(lambda: lg.lineage(graph, node_id, depth, retired))
 
 
-@router.get("/api/v1/column-lineage", dependencies=[READ], responses={**RESPONSES, **_AMBIGUOUS},
+@router.get("/api/v1/column-lineage", dependencies=[READ],
+            responses={**RESPONSES, **_AMBIGUOUS, **answer(mq.LineageGraph)},
             summary="Marquez-compatible column lineage around a field (or all fields of a dataset)")
 def column_lineage(graph: G, node_id: Annotated[str, Query(
         alias="nodeId", min_length=3, max_length=lg.MAX_NODE_ID,
@@ -188,20 +194,20 @@ def _events(request: Request, before: str, after: str, direction: str, limit: in
     return {"events": found, "totalCount": total}
 
 
-@router.get("/api/v1/events/lineage", dependencies=[READ], responses=RESPONSES,
+@router.get("/api/v1/events/lineage", dependencies=[READ], responses={**RESPONSES, **answer(mq.Events)},
             summary="The OpenLineage events received, from the event log (Marquez)")
 def lineage_events(request: Request, limit: MLimit, offset: MOffset = 0, before: str = _BEFORE,
                    after: str = _AFTER, direction: SortDirection = "desc") -> Any:
     return _events(request, before, after, direction, limit, offset)
 
 
-@router.get("/api/v1/events", dependencies=[READ], responses=RESPONSES,
+@router.get("/api/v1/events", dependencies=[READ], responses={**RESPONSES, **answer(mq.Events)},
             summary="The events received (marquez-python's list_events)")
 def events(request: Request, limit: MLimit, offset: MOffset = 0) -> Any:
     return _events(request, _BEFORE, _AFTER, "desc", limit, offset)
 
 
-@router.get("/api/v1/events/{namespace}", dependencies=[READ], responses=RESPONSES,
+@router.get("/api/v1/events/{namespace}", dependencies=[READ], responses={**RESPONSES, **answer(mq.Events)},
             summary="The events of one namespace's jobs (marquez-python's list_events)")
 def namespace_events(request: Request, namespace: str, limit: MLimit,
                      offset: MOffset = 0) -> Any:

@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from api.deps import AppContext, app_context
 from api.metrics import render
+from api.schemas import answer
+from api.schemas import answers as ours
 from graph.errors import LineageError
 from impact.health.measure import Health
 from impact.health.slo import Verdict
@@ -21,7 +23,8 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["ops"])
 
 
-@router.get("/health", summary="Alive (the process answers; lineage health is /api/v1/health/lineage)")
+@router.get("/health", summary="Alive (the process answers; lineage health is /api/v1/health/lineage)",
+            responses=answer(ours.Alive))
 async def alive() -> dict[str, str]:
     # async: answered on the event loop at once, never queued behind busy worker threads
     # (the path is Marquez's and the load balancers'; the word means liveness only here)
@@ -29,7 +32,8 @@ async def alive() -> dict[str, str]:
 
 
 @router.get("/ready", summary="Ready: the log is writable and Neo4j answers (and whether Neo4j "
-                              "is warmed yet, which readiness does not wait for)")
+                              "is warmed yet, which readiness does not wait for)",
+            responses=answer(ours.Ready))
 def ready(request: Request) -> JSONResponse:
     found = app_context(request)
     checks = {"log": found.log().writable()}

@@ -11,6 +11,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 
 from api.deps import READ, G, Limit, Offset, app_context
 from api.errors import RESPONSES
+from api.schemas import answer
+from api.schemas import answers as ours
 from impact.policy import violations
 from impact.policy.rules import Policies, PolicyError, read_policies
 
@@ -35,7 +37,8 @@ def configured_policies(request: Request) -> Policies | None:
         raise HTTPException(503, f"the policy file cannot be used: {e}") from e
 
 
-@router.get("", dependencies=[READ], summary="The policy rules and their open violations")
+@router.get("", dependencies=[READ], summary="The policy rules and their open violations",
+            responses=answer(ours.Policies))
 def rules(request: Request, graph: G) -> Any:
     policies = _policies(request)
     open_ = {(rule, severity): n for rule, severity, n in violations.open_counts(graph)}
@@ -47,7 +50,8 @@ def rules(request: Request, graph: G) -> Any:
         "openViolations": open_.get((r.id, r.severity), 0)} for r in policies.rules]}
 
 
-@router.get("/violations", dependencies=[READ], summary="Violations of the policy rules")
+@router.get("/violations", dependencies=[READ], summary="Violations of the policy rules",
+            responses=answer(ours.Violations))
 def violation_list(
         graph: G, limit: Limit, offset: Offset = 0,
         rule: Annotated[str | None, Query(description="A rule's id.")] = None,

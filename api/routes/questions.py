@@ -12,6 +12,8 @@ from api.deps import READ, AsOf, Depth, G, Name, Ns, Retired
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
 from api.render.check import tag_reach_csv, where_csv
+from api.schemas import answer
+from api.schemas import answers as ours
 from impact import blast_radius as br
 from impact import root_cause, upstream
 from impact import where as where_q
@@ -28,45 +30,52 @@ router = APIRouter(tags=["questions"], dependencies=[READ], responses=RESPONSES)
 
 
 @router.get("/api/v1/impact/dataset",
-            summary="Blast radius of a dataset: derived datasets and the jobs reading them")
+            summary="Blast radius of a dataset: derived datasets and the jobs reading them",
+            responses=answer(ours.Walk))
 def impact_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None,
                    retired: Retired = False) -> Any:
     return to_json(br.dataset_blast_radius(graph, namespace, name, depth, as_of, retired))
 
 
 @router.get("/api/v1/impact/job",
-            summary="Blast radius of a job: its outputs, what derives from them, who reads them")
+            summary="Blast radius of a job: its outputs, what derives from them, who reads them",
+            responses=answer(ours.Walk))
 def impact_job(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None,
                retired: Retired = False) -> Any:
     return to_json(br.job_blast_radius(graph, namespace, name, depth, as_of, retired))
 
 
-@router.get("/api/v1/impact/column", summary="Blast radius of a column, with each step's transformation")
+@router.get("/api/v1/impact/column", summary="Blast radius of a column, with each step's transformation",
+            responses=answer(ours.Walk))
 def impact_column(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf,
                   depth: Depth = None, retired: Retired = False) -> Any:
     return to_json(br.column_blast_radius(graph, namespace, dataset, column, depth, as_of, retired))
 
 
-@router.get("/api/v1/upstream/dataset", summary="Upstream lineage of a dataset")
+@router.get("/api/v1/upstream/dataset", summary="Upstream lineage of a dataset",
+            responses=answer(ours.Walk))
 def upstream_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None,
                      retired: Retired = False) -> Any:
     return to_json(upstream.dataset_upstream(graph, namespace, name, depth, as_of, retired))
 
 
-@router.get("/api/v1/upstream/column", summary="Upstream lineage of a column")
+@router.get("/api/v1/upstream/column", summary="Upstream lineage of a column",
+            responses=answer(ours.Walk))
 def upstream_column(graph: G, namespace: Ns, dataset: Name, column: Name, as_of: AsOf,
                     depth: Depth = None, retired: Retired = False) -> Any:
     return to_json(upstream.column_upstream(graph, namespace, dataset, column, depth, as_of,
                                             retired))
 
 
-@router.get("/api/v1/root-cause/dataset", summary="Ranked root-cause candidates for a wrong dataset")
+@router.get("/api/v1/root-cause/dataset", summary="Ranked root-cause candidates for a wrong dataset",
+            responses=answer(ours.RootCause))
 def root_cause_dataset(graph: G, namespace: Ns, name: Name, as_of: AsOf, depth: Depth = None) -> Any:
     return to_json(root_cause.root_cause_dataset(graph, namespace, name, depth, as_of))
 
 
 @router.get("/api/v1/root-cause/run/{run_id}",
-            summary="Ranked root-cause candidates for a failed or wrong run")
+            summary="Ranked root-cause candidates for a failed or wrong run",
+            responses=answer(ours.RootCause))
 def root_cause_run(graph: G, run_id: str, as_of: AsOf, depth: Depth = None) -> Any:
     return to_json(root_cause.root_cause_run(graph, run_id, depth, as_of))
 
@@ -74,7 +83,8 @@ def root_cause_run(graph: G, run_id: str, as_of: AsOf, depth: Depth = None) -> A
 @router.get("/api/v1/where",
             summary="GDPR: every column a column's data reaches (or the data of every column "
                     "tagged TAG), raw / transformed / masked / aggregated / influence; JSON or CSV",
-            responses={200: {"content": {"text/csv": {}}}})
+            responses={200: {"model": ours.WhereAnswer | ours.TagAnswer,
+                             "description": "The answer", "content": {"text/csv": {}}}})
 def where(graph: G, as_of: AsOf, namespace: OptNs = None, dataset: OptName = None,
           column: OptName = None, tag: Annotated[str | None, Query(
               min_length=1, max_length=256, description="Instead of one column: every column "
@@ -97,14 +107,16 @@ def where(graph: G, as_of: AsOf, namespace: OptNs = None, dataset: OptName = Non
     return to_json({**dataclasses.asdict(report), "counts": report.counts()})
 
 
-@router.get("/api/v1/freshness", summary="Last successful write of a dataset and whether it is late")
+@router.get("/api/v1/freshness", summary="Last successful write of a dataset and whether it is late",
+            responses=answer(ours.FreshnessAnswer))
 def freshness(graph: G, namespace: Ns, name: Name, as_of: AsOf) -> Any:
     f = fr.freshness(graph, namespace, name, as_of)
     return to_json({**dataclasses.asdict(f), "verdict": f.verdict})
 
 
 @router.post("/api/v1/impact/check",
-             summary="Pre-deploy check of a proposed change: BREAKING / RISKY / SAFE per consumer")
+             summary="Pre-deploy check of a proposed change: BREAKING / RISKY / SAFE per consumer",
+            responses=answer(ours.CheckReport))
 def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
         description="A change document, as for `lineage check`: {changes: [...]}, an OpenLineage "
                     "event, {namespace, dataset, columns}, or {job, namespace, sql}")],
@@ -122,7 +134,8 @@ def impact_check(graph: G, body: Annotated[dict[str, Any], Body(
 
 
 @router.get("/api/v1/provenance/model",
-            summary="Provenance of a model version: every source its training data came from")
+            summary="Provenance of a model version: every source its training data came from",
+            responses=answer(ours.Provenance))
 def provenance_model(graph: G, name: Name,
                      version: Annotated[str | None, Query(min_length=1, description=(
                          "The version; the newest when left out"))] = None,

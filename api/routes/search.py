@@ -12,12 +12,15 @@ from api import errors
 from api.deps import READ, G
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
+from api.schemas import answer
+from api.schemas import marquez as mq
 from impact.marquez import catalog as mc
 
 router = APIRouter(route_class=MarquezRoute, tags=["search"], dependencies=[READ], responses=RESPONSES)
 
 
-@router.get("/api/v1/search", summary="Datasets and jobs by a fragment of their name (Marquez)")
+@router.get("/api/v1/search", summary="Datasets and jobs by a fragment of their name (Marquez)",
+            responses=answer(mq.SearchResults))
 def search(graph: G, q: Annotated[str, Query(min_length=1, pattern=r"\S")],
            filter_: Annotated[Literal["dataset", "DATASET", "job", "JOB"] | None,
                               Query(alias="filter")] = None,

@@ -12,6 +12,8 @@ from fastapi import APIRouter, Query, Request
 from api.deps import READ, G, app_context
 from api.errors import RESPONSES, BadParam
 from api.paths import MarquezRoute
+from api.schemas import answer
+from api.schemas import marquez as mq
 from impact.marquez import stats as ms
 from ingest.log.protocol import history
 
@@ -30,7 +32,8 @@ def _windows(period: str, timezone: str | None) -> list[tuple[datetime, datetime
         raise BadParam("timezone", f"not a time zone: {timezone!r}") from e
 
 
-@router.get("/lineage-events", summary="Events by type per hour or day (Marquez)")
+@router.get("/lineage-events", summary="Events by type per hour or day (Marquez)",
+            responses=answer(list[mq.EventCount]))
 def stats_events(request: Request, period: Period, timezone: Zone = None) -> Any:
     if period == "WEEK" and not timezone:
         raise BadParam("timezone", "Timezone must be specified for period 'WEEK'")
@@ -39,7 +42,8 @@ def stats_events(request: Request, period: Period, timezone: Zone = None) -> Any
 
 
 @router.get("/{kind}", summary="How many datasets, jobs or sources existed, per hour or "
-                               "day (Marquez)")
+                               "day (Marquez)",
+            responses=answer(list[mq.Count]))
 def stats_counts(graph: G, kind: Literal["datasets", "jobs", "sources"], period: Period,
                  timezone: Zone = None) -> Any:
     return ms.cumulative(graph, kind, _windows(period, timezone))

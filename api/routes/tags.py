@@ -11,6 +11,8 @@ from pydantic import BaseModel, Field
 from api.deps import READ, WRITE, G, MLimit, MOffset, app_context
 from api.errors import RESPONSES
 from api.paths import MarquezRoute
+from api.schemas import answer
+from api.schemas import marquez as mq
 from impact.marquez import catalog as mc
 from ingest.secrets import scrub_text
 
@@ -22,12 +24,14 @@ class TagMeta(BaseModel):
     description: str | None = Field(default=None, max_length=10_000)
 
 
-@router.get("", dependencies=[READ], summary="Tags (Marquez)")
+@router.get("", dependencies=[READ], summary="Tags (Marquez)",
+            responses=answer(mq.Tags))
 def tags(request: Request, graph: G, limit: MLimit, offset: MOffset = 0) -> Any:
     return mc.tags(graph, limit, offset, app_context(request).settings.tag_definitions)
 
 
-@router.put("/{tag}", dependencies=[WRITE], summary="Create or describe a tag (Marquez)")
+@router.put("/{tag}", dependencies=[WRITE], summary="Create or describe a tag (Marquez)",
+            responses=answer(mq.Tag))
 def put_tag(request: Request, graph: G, tag: str,
             meta: Annotated[TagMeta | None, Body()] = None) -> Any:
     description = meta.description if meta else None
