@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, model_validator
+
 from graph.errors import LineageError
 from impact.health.measure import RATIOS, Health
-from impact.health.tiers import read_yaml
+from impact.user_files import Strict, read_document
 
 COUNTS = ("silent_jobs", "unfinished_runs")
 INGEST = ("lag_seconds", "error_rate")
@@ -67,36 +69,38 @@ class Verdict:
                 "status": self.status, "budgetLeft": self.budget_left, "detail": self.detail}
 
 
+class _SloIn(Strict):
+    sli: str
+    tier: str | None = Field(None, min_length=1)
+    objective: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _judged_as_its_sli_is(self) -> _SloIn:
+        if self.sli not in SLIS:
+            raise ValueError(f"'sli' must be one of {', '.join(SLIS)}; got {self.sli}")
+        if self.sli in INGEST and self.tier is not None:
+            raise ValueError(f"{self.sli} is measured on the ingest path, not per tier")
+        if self.sli not in INGEST and self.tier is None:
+            raise ValueError(f"{self.sli} needs a 'tier' (e.g. critical, or untiered)")
+        if self.sli in RATIOS and (self.objective is None or not 0 < self.objective <= 1
+                                   or self.max is not None):
+            raise ValueError(f"{self.sli} is a ratio: give 'objective' in (0, 1]")
+        if self.sli not in RATIOS and (self.max is None or self.max < 0
+                                       or self.objective is not None):
+            raise ValueError(f"{self.sli} is judged by 'max' (0 or more)")
+        return self
+
+
+class _SloFile(Strict):
+    """The SLO file: a non-empty list ``slos``."""
+
+    slos: list[_SloIn] = Field(min_length=1)
+
+
 def read_slos(path: Path) -> list[Slo]:
-    doc = read_yaml(path, "the SLO file", SloError)
-    if not isinstance(doc, dict) or not isinstance(doc.get("slos"), list) or not doc["slos"]:
-        raise SloError(f"{path}: expected a mapping with a non-empty list 'slos'")
-    found = []
-    for i, raw in enumerate(doc["slos"]):
-        where = f"{path}: slos[{i}]"
-        if not isinstance(raw, dict) or raw.get("sli") not in SLIS:
-            raise SloError(f"{where}: 'sli' must be one of {', '.join(SLIS)}; got "
-                           f"{raw.get('sli') if isinstance(raw, dict) else raw!r}")
-        unknown = set(raw) - {"sli", "tier", "objective", "max"}
-        if unknown:
-            raise SloError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
-        sli, tier = raw["sli"], raw.get("tier")
-        if sli in INGEST:
-            if tier is not None:
-                raise SloError(f"{where}: {sli} is measured on the ingest path, not per tier")
-        elif not isinstance(tier, str) or not tier:
-            raise SloError(f"{where}: {sli} needs a 'tier' (e.g. critical, or untiered)")
-        if sli in RATIOS:
-            objective = raw.get("objective")
-            if not isinstance(objective, (int, float)) or not 0 < objective <= 1 or "max" in raw:
-                raise SloError(f"{where}: {sli} is a ratio: give 'objective' in (0, 1]")
-            found.append(Slo(sli, tier, objective=float(objective)))
-        else:
-            most = raw.get("max")
-            if not isinstance(most, (int, float)) or most < 0 or "objective" in raw:
-                raise SloError(f"{where}: {sli} is judged by 'max' (0 or more)")
-            found.append(Slo(sli, tier, max=float(most)))
-    return found
+    found = read_document(path, _SloFile, "the SLO file", SloError)
+    return [Slo(s.sli, s.tier, objective=s.objective, max=s.max) for s in found.slos]
 
 
 def judge(slos: list[Slo], health: Health) -> list[Verdict]:

@@ -27,9 +27,10 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import Field, model_validator
 
 from graph.errors import LineageError
+from impact.user_files import Strict, read_document
 
 UNTIERED = "untiered"
 TAG_PREFIX = "tier:"
@@ -72,44 +73,33 @@ class Tiers:
         return listed + others + [UNTIERED]
 
 
+class _PatternIn(Strict):
+    namespace: str = Field("*", min_length=1)
+    name: str = Field("*", min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_at_least(cls, value: Any) -> Any:
+        if value == {}:
+            raise ValueError("give a namespace or a name glob (or both)")
+        return value
+
+
+class _TierIn(Strict):
+    tier: str = Field(min_length=1, pattern=r"\S")
+    match: list[_PatternIn] = Field(min_length=1)
+
+
+class _TiersFile(Strict):
+    """The tiers file: ``tiers``, each {tier: NAME, match: [{namespace: GLOB, name: GLOB}, ...]}."""
+
+    tiers: list[_TierIn]
+
+
 def read_tiers(path: Path | None) -> Tiers:
     """The tiers file at ``path``; no file: tiers come from tags only."""
     if path is None:
         return Tiers()
-    doc = read_yaml(path, "the tiers file", TiersError)
-    if not isinstance(doc, dict) or not isinstance(doc.get("tiers"), list):
-        raise TiersError(f"{path}: expected a mapping with a list 'tiers' "
-                         "(each {tier: NAME, match: [{namespace: GLOB, name: GLOB}, ...]})")
-    rules: list[tuple[str, tuple[Pattern, ...]]] = []
-    for i, entry in enumerate(doc["tiers"]):
-        where = f"{path}: tiers[{i}]"
-        if not isinstance(entry, dict) or not isinstance(entry.get("tier"), str) \
-                or not entry["tier"].strip():
-            raise TiersError(f"{where}: expected {{tier: NAME, match: [...]}}")
-        match = entry.get("match")
-        if not isinstance(match, list) or not match:
-            raise TiersError(f"{where} ({entry['tier']}): 'match' must list at least one pattern")
-        rules.append((entry["tier"].strip(), tuple(_pattern(p, f"{where}.match[{j}]")
-                                                    for j, p in enumerate(match))))
-    return Tiers(tuple(rules), str(path))
-
-
-def read_yaml(path: Path, what: str, error: type[LineageError]) -> Any:
-    """The YAML document at ``path`` (lineage health's tiers and SLO files); ``error`` says
-    where and why it cannot be read."""
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise error(f"{path}: cannot read {what}: {e}") from e
-    except yaml.YAMLError as e:
-        raise error(f"{path}: not YAML: {e}") from e
-    except RecursionError as e:
-        raise error(f"{path}: nested too deeply to be {what}") from e
-
-
-def _pattern(raw: Any, where: str) -> Pattern:
-    if not isinstance(raw, dict) or not raw or set(raw) - {"namespace", "name"} \
-            or not all(isinstance(v, str) and v for v in raw.values()):
-        raise TiersError(f"{where}: expected {{namespace: GLOB, name: GLOB}} (either may be left "
-                         f"out), got {raw!r}")
-    return Pattern(raw.get("namespace", "*"), raw.get("name", "*"))
+    found = read_document(path, _TiersFile, "the tiers file", TiersError)
+    return Tiers(tuple((t.tier.strip(), tuple(Pattern(p.namespace, p.name) for p in t.match))
+                       for t in found.tiers), str(path))
