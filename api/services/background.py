@@ -45,7 +45,7 @@ def warm_in_background(graph: Callable[[], Graph], warmed: threading.Event) -> N
 
     Through the API's own connection, the first question a user asks finds the driver open, its
     pool holding a connection, and this process's code for each question already run once
-    (measured in docs/benchmarks.md, "The first question after a start"). ``warmed`` is set when
+    (measured in docs/benchmarks.md, "Measurements behind the code"). ``warmed`` is set when
     it ends, done or not (``/ready`` says so, and ``lineage up`` waits for it)."""
 
     def run() -> None:
