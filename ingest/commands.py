@@ -7,7 +7,8 @@ an event, and applied to the graph. The worker and ``lineage replay`` apply comm
 place among the events (a soft delete and the event that reports the dataset again must keep their
 order), so a replay of the log rebuilds what the API wrote, at the times it wrote it.
 
-A command's body: ``{"command": NAME, "params": {...}, "at": ISO time}``; NAME is one of
+A command is a :class:`Command`; the log keeps its body, ``{"command": NAME, "params": {...}, "at":
+ISO time}`` (:meth:`Command.body`, read back by :meth:`Command.of`); NAME is one of
 :data:`COMMANDS`, each the Cypher file that applies it.
 """
 
@@ -15,15 +16,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from graph.db import Graph
 from graph.errors import LineageError
 from ingest.log.protocol import WORKER, EventLog, SoleConsumer
 from ingest.secrets import scrub_text
 
-COMMANDS: dict[str, str] = {
+CommandName = Literal["put_namespace", "put_source", "put_tag", "tag_add", "tag_remove",
+                      "soft_delete"]
+COMMANDS: dict[CommandName, str] = {
     "put_namespace": "marquez/put_namespace",
     "put_source": "marquez/put_source",
     "put_tag": "marquez/put_tag",
@@ -37,15 +41,37 @@ class UnknownCommand(LineageError):
     """A body that is not a command this version knows (a log written by a later version)."""
 
 
-def command(name: str, params: dict[str, Any], at: datetime | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Command:
+    """A metadata write: which (``name``), with what (``params``, the Cypher file's parameters),
+    when (``at``, ISO time in UTC: the write's own time, kept through replays)."""
+
+    name: CommandName
+    params: dict[str, Any]
+    at: str
+
+    def body(self) -> dict[str, Any]:
+        """As the event log keeps it."""
+        return {"command": self.name, "params": self.params, "at": self.at}
+
+    @classmethod
+    def of(cls, body: Any) -> Command:
+        """The command a log entry holds; UnknownCommand if it is none this version knows."""
+        name = body.get("command") if isinstance(body, dict) else None
+        if not is_command(body) or name not in COMMANDS:
+            raise UnknownCommand(f"not a command this version knows: {str(name)[:100]!r}")
+        return cls(name, body["params"], body["at"])
+
+
+def command(name: str, params: dict[str, Any], at: datetime | None = None) -> Command:
     """The command ``name`` with ``params``, every text scrubbed of secrets: a namespace named
     with credentials is stored without them, a description loses its tokens."""
     if name not in COMMANDS:
         raise UnknownCommand(f"unknown command {name!r}: expected one of {', '.join(COMMANDS)}")
     when = (at or datetime.now(UTC)).astimezone(UTC)
-    return {"command": name,
-            "params": {k: scrub_text(v) if isinstance(v, str) else v for k, v in params.items()},
-            "at": when.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+    return Command(name,
+                   {k: scrub_text(v) if isinstance(v, str) else v for k, v in params.items()},
+                   when.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
 
 
 def is_command(body: Any) -> bool:
@@ -54,12 +80,9 @@ def is_command(body: Any) -> bool:
             and isinstance(body["params"], dict))
 
 
-def apply(graph: Graph, body: dict[str, Any]) -> list[dict[str, Any]]:
+def apply(graph: Graph, command: Command) -> list[dict[str, Any]]:
     """Apply one command in its own transaction; returns the rows its Cypher file returns."""
-    name = body.get("command")
-    if not is_command(body) or name not in COMMANDS:
-        raise UnknownCommand(f"not a command this version knows: {str(name)[:100]!r}")
-    return graph.write([(COMMANDS[name], {**body["params"], "at": body["at"]})])[0][1]
+    return graph.write([(COMMANDS[command.name], {**command.params, "at": command.at})])[0][1]
 
 
 def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any],
@@ -71,15 +94,15 @@ def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any],
     did not get to it in time), it applies the command itself and returns the rows its Cypher
     file returns; the worker, when it comes, applies it again in its place (commands are
     idempotent), unless it had nothing before it to load."""
-    body = command(name, params)
+    made = command(name, params)
     behind = events.position(WORKER)
-    seq = events.append_command(body)
+    seq = events.append_command(made.body())
     # on a log with no sole consumer (a Kafka topic), whoever writes a command applies it, and
     # the group's workers apply it again from the topic, in its place
     consumed = isinstance(events, SoleConsumer) and events.consumed(WORKER)
     if consumed and _applied(events, seq, wait):
         return None
-    rows = apply(graph, body)
+    rows = apply(graph, made)
     if behind == seq - 1 and not (isinstance(events, SoleConsumer) and events.consumed(WORKER)):
         events.advance(WORKER, behind, seq)
     return rows
@@ -106,9 +129,9 @@ def tag(graph: Graph, events: EventLog, kind: str, namespace: str, name: str, ta
 
 
 def apply_all(graph: Graph, bodies: Iterable[dict[str, Any]]) -> int:
-    """Apply commands in order; returns how many."""
+    """Apply the commands of log entries' bodies in order; returns how many."""
     n = 0
     for body in bodies:
-        apply(graph, body)
+        apply(graph, Command.of(body))
         n += 1
     return n

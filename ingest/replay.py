@@ -47,7 +47,7 @@ def replay(graph: Graph, events: EventLog, ingester: Ingester, report: IngestRep
     for entry in events.scan(CHUNK):
         if entry.kind == "command":
             flush()
-            commands.apply(graph, entry.event)
+            commands.apply(graph, commands.Command.of(entry.event))
             done.commands += 1
             progress(1)
         else:

@@ -353,7 +353,7 @@ def retry_dead_letters(graph: Graph, events: EventLog, facet_max_bytes: int = 16
     for dl in events.dead_letters():
         if commands.is_command(dl.event):
             try:
-                commands.apply(graph, dl.event)
+                commands.apply(graph, commands.Command.of(dl.event))
             except commands.UnknownCommand as e:
                 events.resolve_dead_letter(dl.id, False, str(e))
                 failed += 1

@@ -68,7 +68,7 @@ def _entries() -> list[dict[str, Any]]:
                 tags={"tags": [{"key": "region", "value": "eu"}]})],
         time="2024-06-01T01:00:00Z"))
     tags = [commands.command("tag_add", {"kind": "dataset", "namespace": WH, "name": name,
-                                         "field": None, "tag": "tier:critical", "by": "api"})
+                                         "field": None, "tag": "tier:critical", "by": "api"}).body()
             for name in ("marts.orders_enriched", "raw.orders")]
     return events + tags
 

@@ -227,7 +227,7 @@ def test_an_event_the_log_took_before_a_soft_delete_leaves_it_hidden(graph: Grap
     assert "kept.table" in listed()
     # the deletion met once more after that event (its partition's worker late): still shown
     [command] = [e for e in log.read(0, 100) if e.kind == "command"]
-    commands.apply(graph, command.event)
+    commands.apply(graph, commands.Command.of(command.event))
     assert "kept.table" in listed()
 
 

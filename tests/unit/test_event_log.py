@@ -95,7 +95,7 @@ def test_opening_the_log_again_in_a_process_keeps_its_connections_locks(tmp_path
 def test_commands_are_entries_in_order_and_not_events(tmp_path: Path) -> None:
     log = SQLiteLog(tmp_path / "events.db")
     log.append([EVENT])
-    tag = commands.command("put_tag", {"tag": "PII", "description": "token=abc123secret"})
+    tag = commands.command("put_tag", {"tag": "PII", "description": "token=abc123secret"}).body()
     seq = log.append_command(tag)
     log.append([EVENT | {"eventType": "COMPLETE"}])
     entries = log.read(0, 10)
@@ -108,7 +108,7 @@ def test_commands_are_entries_in_order_and_not_events(tmp_path: Path) -> None:
 def test_a_bulk_replay_takes_commands_only_after_every_event(tmp_path: Path) -> None:
     log = SQLiteLog(tmp_path / "events.db")
     log.append([EVENT])
-    delete = commands.command("soft_delete", {"kind": "job", "namespace": "ns1", "name": "j"})
+    delete = commands.command("soft_delete", {"kind": "job", "namespace": "ns1", "name": "j"}).body()
     log.append_command(delete)
     assert [e.event for e in commands_after_events(log)] == [delete]
     log.append([EVENT | {"eventType": "COMPLETE"}])
@@ -120,3 +120,13 @@ def test_only_known_commands_are_made_or_applied() -> None:
     with pytest.raises(commands.UnknownCommand):
         commands.command("drop_everything", {})
     assert not commands.is_command({"command": "put_tag", "params": [], "at": "x"})
+
+
+def test_a_command_reads_back_from_its_body_as_it_was_made() -> None:
+    made = commands.command("tag_add", {"kind": "dataset", "namespace": "ns", "name": "t",
+                                        "field": None, "tag": "PII", "by": "api"})
+    assert commands.Command.of(made.body()) == made
+    with pytest.raises(commands.UnknownCommand, match="drop_everything"):
+        commands.Command.of({"command": "drop_everything", "params": {}, "at": made.at})
+    with pytest.raises(commands.UnknownCommand):
+        commands.Command.of({"eventType": "START"})
