@@ -34,7 +34,9 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import LineageError
+from impact import lookups
 from impact.blast_radius import column_blast_radius, dataset_blast_radius
+from impact.marquez import catalog as marquez
 from impact.marquez.lineage import column_lineage, lineage
 from impact.root_cause import root_cause_dataset
 from impact.upstream import column_upstream, dataset_upstream
@@ -62,18 +64,24 @@ Node = dict[str, str]  # {namespace, name} of a dataset, or {namespace, dataset,
 
 
 def ask_questions(graph: Graph, dataset: tuple[str, str], derived: Node | None, column: Node | None,
-                  derived_column: Node | None, at_once: int = 1) -> Iterator[tuple[str, float]]:
+                  derived_column: Node | None, at_once: int = 1, job: Node | None = None
+                  ) -> Iterator[tuple[str, float]]:
     """Ask each question once, so that Neo4j has a plan for each query they use: of ``dataset``
-    (blast radius, lineage), of ``column`` (column blast radius, GDPR reach, column lineage), of
-    ``derived`` (upstream, root cause: something with an upstream) and of ``derived_column``
-    (column upstream), each when given, ``at_once`` at a time. Yields each question's name and
+    (blast radius, lineage, Marquez's dataset), of ``column`` (column blast radius, GDPR reach,
+    column lineage), of ``derived`` (upstream, root cause: something with an upstream), of
+    ``derived_column`` (column upstream) and of ``job`` (``show job``, Marquez's job), each when
+    given, ``at_once`` at a time. Yields each question's name and
     seconds, in that order; a question that fails (a timeout) is named with why, and the others
     are still asked."""
     ns, name = dataset
     questions: list[tuple[str, Callable[[], Any]]] = [
         ("blast radius", lambda: dataset_blast_radius(graph, ns, name)),
         ("lineage", lambda: lineage(graph, f"dataset:{ns}:{name}")),
+        ("Marquez's dataset", lambda: marquez.dataset(graph, ns, name)),
     ]
+    if job is not None:
+        questions += [("job", lambda: lookups.job(graph, job["namespace"], job["name"], 10)),
+                      ("Marquez's job", lambda: marquez.job(graph, job["namespace"], job["name"]))]
     if column is not None:
         c_ns, c_ds, c_name = column["namespace"], column["dataset"], column["name"]
         questions += [
@@ -139,7 +147,7 @@ def warm(graph: Graph, timeout: float = 600.0,
     for what, took in ask_questions(
             graph, (ns, name), hub["derived"],
             {"namespace": ns, "dataset": name, "name": column} if column is not None else None,
-            hub["derivedColumn"]):
+            hub["derivedColumn"], job=hub["job"]):
         record(what, took)
     started = time.perf_counter()
     for _ in range(ROUNDS):
@@ -213,6 +221,6 @@ class PlanKeeper:
         if sample["namespace"] is not None:
             asked = [what for what, _ in ask_questions(
                 self.graph, (sample["namespace"], sample["name"]), sample["derived"], sample["column"],
-                sample["derivedColumn"], at_once=self.at_once)]
+                sample["derivedColumn"], at_once=self.at_once, job=sample["job"])]
         self.last, self.asked_at = size, now
         return asked

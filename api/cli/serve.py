@@ -17,6 +17,7 @@ from graph.errors import LineageError
 if TYPE_CHECKING:
     from api.services.webhook import Webhook
     from graph.db import Graph
+    from graph.settings import Settings
     from impact.policy.rules import Policies
     from impact.policy.watch import Watching
     from ingest.log.protocol import EventLog
@@ -113,6 +114,7 @@ def worker_cmd(
             log.info("consuming %s (lag %d events)",
                      settings.log_path if settings.log == "sqlite" else settings.log, worker.lag())
             _plan_ahead(graph)
+            _say_ready(settings)
             watching, webhook = _watch_policies(graph, rules, settings.policy_webhook, events)
 
             def on_batch(result: BatchResult) -> None:
@@ -173,6 +175,16 @@ def lower_priority(nice: int) -> None:
     """Run this process ``nice`` steps below its current CPU priority (Unix; nothing elsewhere)."""
     if nice and hasattr(os, "nice"):
         os.nice(nice)
+
+
+def _say_ready(settings: Settings) -> None:
+    """Leave the marker ``lineage up`` waits for (api.local.processes.ready_marker)."""
+    from api.local.processes import ready_marker
+
+    marker = ready_marker(settings, os.getpid())
+    with contextlib.suppress(OSError):  # a state directory not ours to write: nobody waits
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("ready\n")
 
 
 def _plan_ahead(graph: Graph) -> None:

@@ -60,7 +60,7 @@ def up_cmd(
     except LineageError as e:
         raise fail(str(e)) from e
     api_proc = processes.start(settings, "api")
-    worker_proc = [processes.start(settings, name) for name in processes.worker_names(settings)][0]
+    started = [processes.start(settings, name) for name in processes.worker_names(settings)]
     if settings.mlflow_uri:  # keeps MLflow's runs and models in the lineage (`lineage mlflow sync`)
         processes.start(settings, "mlflow-sync")
     processes.record_up(settings)
@@ -70,8 +70,13 @@ def up_cmd(
     with progress("warming Neo4j (so that the first questions answer at full speed)…"):
         if not processes.wait_warmed(url):
             err.print(f"Neo4j is still warming; questions answer meanwhile, slower (see {api_proc.log})")
+    with progress("the worker is planning its writes (so that the first batch loads at full speed)…"):
+        for worker in started:
+            if not processes.wait_ready(settings, worker):
+                err.print(f"{worker.name} is not ready yet; events are logged meanwhile and "
+                          f"loaded when it is (see {worker.log})")
     print_up(settings)
-    out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {worker_proc.log.parent}")
+    out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {started[0].log.parent}")
 
 
 def _kafka_up(settings: Settings) -> None:

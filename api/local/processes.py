@@ -113,7 +113,30 @@ def stop(settings: Settings, name: str, timeout: float = 15.0) -> bool:
     if process_alive(current.pid):
         os.kill(current.pid, signal.SIGKILL)
     _pid_file(settings, name).unlink(missing_ok=True)
+    ready_marker(settings, current.pid).unlink(missing_ok=True)
     return True
+
+
+def ready_marker(settings: Settings, pid: int) -> Path:
+    """The file a worker process writes once it is ready to load (its writes planned): ``lineage
+    up`` waits for it, so that the first batch sent after ``up`` loads at a later one's speed."""
+    return settings.state_dir / "run" / f"ready-{pid}"
+
+
+def wait_ready(settings: Settings, proc: Proc, timeout: float = 120.0) -> bool:
+    """Wait until the worker ``proc`` says it is ready (:func:`ready_marker`); False at
+    ``timeout`` or when the process ends first."""
+    if proc.pid is None:
+        return False
+    marker = ready_marker(settings, proc.pid)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if marker.exists():
+            return True
+        if not process_alive(proc.pid):
+            return False
+        time.sleep(0.2)
+    return False
 
 
 def wait_warmed(api_url: str, timeout: float = 300.0) -> bool:

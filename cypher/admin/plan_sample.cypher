@@ -19,4 +19,5 @@ OPTIONAL CALL () {
 RETURN d.namespace AS namespace, d.name AS name,
        CASE WHEN x IS NULL THEN null ELSE {namespace: x.namespace, name: x.name} END AS derived,
        CASE WHEN c IS NULL THEN null ELSE {namespace: c.namespace, dataset: c.dataset, name: c.name} END AS column,
-       CASE WHEN y IS NULL THEN null ELSE {namespace: y.namespace, dataset: y.dataset, name: y.name} END AS derivedColumn
+       CASE WHEN y IS NULL THEN null ELSE {namespace: y.namespace, dataset: y.dataset, name: y.name} END AS derivedColumn,
+       COLLECT { MATCH (j:Job)-[:READS]->(d) RETURN {namespace: j.namespace, name: j.name} LIMIT 1 }[0] AS job

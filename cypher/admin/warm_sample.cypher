@@ -22,4 +22,6 @@ OPTIONAL CALL (d) {
 RETURN d.namespace AS namespace, d.name AS name, column, derivedColumn,
        COLLECT { MATCH (d)<-[:DERIVED_FROM]-(x:Dataset)
                  RETURN {namespace: x.namespace, name: x.name} LIMIT 1 }[0] AS derived,
+       COLLECT { MATCH (j:Job)-[:READS]->(d)
+                 RETURN {namespace: j.namespace, name: j.name} LIMIT 1 }[0] AS job,
        [h IN widest | {namespace: h.namespace, name: h.name}] AS hubs

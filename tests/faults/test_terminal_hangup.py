@@ -54,6 +54,9 @@ def test_closing_the_terminal_of_lineage_up_stops_nothing(tmp_path: Path) -> Non
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, said.decode(errors="replace")[-3000:]
         assert _answers(f"http://127.0.0.1:{http}") and _answers(f"http://127.0.0.1:{api}/health")
+        # up returned once the worker had planned its writes (its first batch at full speed)
+        run = tmp_path / "state" / "run"
+        assert (run / f"ready-{int((run / 'worker.pid').read_text())}").exists()
         os.close(terminal)  # the terminal goes away: a hang-up for its session
         terminal = -1
         time.sleep(8)  # Neo4j shut down within seconds of the hang-up when it was in the session

@@ -4,14 +4,20 @@ longer than it must: an API that refuses the probe or does not say is not waited
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from api.local.processes import wait_warmed
+from api.local.processes import Proc, ready_marker, wait_ready, wait_warmed
+from graph.settings import Settings
 
 
 class _Ready(BaseHTTPRequestHandler):
@@ -75,3 +81,20 @@ def test_an_api_that_cannot_tell_is_not_waited_for(api: tuple[str, type[_Ready]]
 
 def test_nothing_answering_is_not_waited_for() -> None:
     assert wait_warmed("http://127.0.0.1:9", timeout=30) is False
+
+
+def test_up_waits_for_the_worker_to_say_it_is_ready_and_not_for_a_worker_gone(
+        tmp_path: Path) -> None:
+    settings = Settings(state_dir=tmp_path)
+    me = Proc("worker", os.getpid(), True, tmp_path / "worker.log")
+    marker = ready_marker(settings, os.getpid())
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    timer = threading.Timer(0.5, lambda: marker.write_text("ready\n"))
+    timer.start()
+    started = time.monotonic()
+    assert wait_ready(settings, me, timeout=10)
+    assert 0.4 < time.monotonic() - started < 5
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert not wait_ready(settings, Proc("worker-2", gone.pid, False, me.log), timeout=10)
+    assert not wait_ready(settings, Proc("worker-3", None, False, me.log), timeout=1)
