@@ -3,6 +3,7 @@ each error at its file and line, aliases refused, the rules of each file said in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,24 +38,19 @@ SLOS = [
 ]
 
 
-@pytest.mark.parametrize(("text", "said"), TIERS)
-def test_a_tiers_file_that_cannot_be_used_says_where_and_why(tmp_path: Path, text: str,
-                                                             said: str) -> None:
-    path = tmp_path / "tiers.yaml"
+CASES = ([(read_tiers, TiersError, text, said) for text, said in TIERS]
+         + [(read_slos, SloError, text, said) for text, said in SLOS])
+
+
+@pytest.mark.parametrize(("read", "error", "text", "said"), CASES)
+def test_a_file_that_cannot_be_used_says_where_and_why(
+        tmp_path: Path, read: Callable[[Path], object], error: type[Exception], text: str,
+        said: str) -> None:
+    path = tmp_path / "file.yaml"
     path.write_text(text)
-    with pytest.raises(TiersError) as e:
-        read_tiers(path)
+    with pytest.raises(error) as e:
+        read(path)
     assert str(e.value).startswith(str(path)) and said in str(e.value), str(e.value)
-
-
-@pytest.mark.parametrize(("text", "said"), SLOS)
-def test_an_slo_file_that_cannot_be_used_says_where_and_why(tmp_path: Path, text: str,
-                                                            said: str) -> None:
-    path = tmp_path / "slos.yaml"
-    path.write_text(text)
-    with pytest.raises(SloError) as e:
-        read_slos(path)
-    assert said in str(e.value), str(e.value)
 
 
 def test_good_files_read_as_before(tmp_path: Path) -> None:
