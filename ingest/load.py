@@ -10,7 +10,6 @@ from typing import Any
 
 from graph.db import Graph, QueryStep
 from graph.errors import QueryError
-from graph.queries import library
 from ingest.rows import KINDS, Rows, check_library
 from ingest.transform import edge_key
 from ingest.version_members import Members, column_rows, edge_rows, wire
@@ -242,13 +241,3 @@ def load(graph: Graph, plan: Plan) -> int:
         if name in _COUNTS_DUPLICATES and result:
             duplicates += int(result[0].get("duplicates") or 0)
     return duplicates
-
-
-def plan_ahead(graph: Graph) -> None:
-    """Have Neo4j plan every ingest query before the first batch: each run once with no rows, in
-    a transaction rolled back (nothing is written). A server just started plans them all at the
-    first batch otherwise, which made it many times slower than the next (docs/benchmarks.md,
-    "The first answers after a start")."""
-    steps: list[QueryStep] = [(named.name, {param: [] for param in named.params})
-             for named in library().values() if named.name.startswith("ingest/")]
-    graph.rehearse(steps, None, lambda _: None)

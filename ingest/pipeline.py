@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from graph.db import Graph
+from graph.db import Graph, QueryStep
 from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
 from ingest.load import Plan, SeenCurrent, load
@@ -21,6 +22,7 @@ from ingest.log.protocol import WORKER, Checked, EventLog
 from ingest.log.sqlite import encode
 from ingest.read import RawItem
 from ingest.rows import Rows
+from ingest.sample_events import sample_events
 from ingest.transform import transform
 from ingest.validate import ValidEvent, logged, validate
 
@@ -263,3 +265,27 @@ def _describe(e: BaseException) -> str:
     """An exception as a reason: its kind and message, bounded (a message may quote the event)."""
     text = f"{type(e).__name__}: {e}"
     return text if len(text) <= 1000 else text[:1000] + "…"
+
+
+def plan_ahead(graph: Graph) -> list[str]:
+    """Have Neo4j plan every ingest query before the first batch: the sample events
+    (ingest.sample_events) prepared as a batch is, written and rolled back in one transaction
+    (nothing is kept). A server just started plans them all at the first batch otherwise, which
+    made it many times slower than the next (docs/benchmarks.md, "The first answers after a
+    start"). Returns the queries it ran."""
+    report = IngestReport()
+    ingester = Ingester(graph)
+    [prepared] = ingester.prepare([RawItem(f"sample#{i}", obj=e)
+                                   for i, e in enumerate(sample_events())], report)
+    if report.rejected:  # the sample is ours: a rejection is a bug in it, said plainly
+        raise ValueError(f"the rehearsal sample was refused: {report.rejected}")
+    ran: list[str] = []
+
+    def then(results: list[list[dict[str, Any]]]) -> Sequence[QueryStep]:
+        steps = prepared.plan.then(results)
+        ran.extend(name for name, _ in steps)
+        return steps
+
+    ran.extend(name for name, _ in prepared.plan.first)
+    graph.rehearse(prepared.plan.first, then, lambda _: None)
+    return ran

@@ -188,9 +188,9 @@ def _say_ready(settings: Settings) -> None:
 
 
 def _plan_ahead(graph: Graph) -> None:
-    """The ingest queries planned before the first batch (ingest.load.plan_ahead): an
+    """The ingest queries planned before the first batch (ingest.pipeline.plan_ahead): an
     optimisation, so a failure is logged and the worker goes on."""
-    from ingest.load import plan_ahead
+    from ingest.pipeline import plan_ahead
 
     started = time.monotonic()
     try:

@@ -14,11 +14,11 @@ from api.cli import app
 from api.services.background import keep_plans_in_background, warm_in_background
 from graph.db import Graph
 from graph.errors import LineageError
+from graph.queries import library
 from graph.settings import get_settings
 from impact.blast_radius import dataset_blast_radius
 from impact.warm import PlanKeeper, warm
-from ingest.load import plan_ahead
-from ingest.pipeline import Ingester, IngestReport
+from ingest.pipeline import Ingester, IngestReport, plan_ahead
 from ingest.read import RawItem, read_file
 from tests.helpers import edges, nodes, point_cli_at_test_server
 
@@ -215,9 +215,10 @@ def test_the_serves_plan_keeper_goes_on_after_a_failed_round_and_says_so_once(
 
 
 def test_the_worker_plans_its_queries_ahead_and_writes_nothing(graph: Graph) -> None:
-    # what a worker does before its first batch (ingest.load.plan_ahead): every ingest query run
-    # with no rows, on an empty graph and on a loaded one; the graph is left as it was
-    plan_ahead(graph)
+    # what a worker does before its first batch (ingest.pipeline.plan_ahead): every ingest query
+    # run with the sample's rows, on an empty graph and on a loaded one; the graph is left as it was
+    ran = plan_ahead(graph)
+    assert set(ran) == {name for name in library() if name.startswith("ingest/")}
     assert not nodes(graph)
     Ingester(graph).ingest(read_file(SHOP), IngestReport())
     before = (nodes(graph), edges(graph))
