@@ -46,7 +46,7 @@ _BEFORE, _AFTER = "2030-01-01T00:00:00+00:00", "1970-01-01T00:00:00+00:00"  # Ma
 
 @router.post("/api/v1/lineage", status_code=201,
              summary="Receive OpenLineage events: one, a JSON array, or NDJSON",
-             responses={201: {"model": ours.Received,
+             responses={201: {"model": ours.Acknowledged,
                               "description": "at least one event accepted (durably logged)"},
                         422: {"model": errors.ErrorBody,
                               "description": "no event accepted: each one was JSON but not a "

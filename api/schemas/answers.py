@@ -18,7 +18,7 @@ from impact.tag_reach import RawCopy, TagReport
 from impact.where import WhereReport
 
 __all__ = ["Alive", "CheckReport", "FreshnessAnswer", "Gate", "LineageHealth", "LookupDataset",
-           "LookupJob", "LookupPage", "LookupRun", "Policies", "Provenance", "Ready", "Received",
+           "LookupJob", "LookupPage", "LookupRun", "Policies", "Provenance", "Ready", "Acknowledged",
            "RootCause", "TagAnswer", "Violations", "Walk", "WhereAnswer"]
 
 
@@ -156,7 +156,7 @@ class Ready(BaseModel):
     warmed: bool
 
 
-class Received(BaseModel):
+class Acknowledged(BaseModel):
     """What ``POST /api/v1/lineage`` acknowledged: logged, to be loaded by the worker."""
 
     model_config = ConfigDict(extra="allow")
