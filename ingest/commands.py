@@ -97,15 +97,19 @@ def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any],
     made = command(name, params)
     behind = events.position(WORKER)
     seq = events.append_command(made.body())
-    # on a log with no sole consumer (a Kafka topic), whoever writes a command applies it, and
-    # the group's workers apply it again from the topic, in its place
-    consumed = isinstance(events, SoleConsumer) and events.consumed(WORKER)
-    if consumed and _applied(events, seq, wait):
+    if _worker_consumes(events) and _applied(events, seq, wait):
         return None
     rows = apply(graph, made)
-    if behind == seq - 1 and not (isinstance(events, SoleConsumer) and events.consumed(WORKER)):
+    if behind == seq - 1 and not _worker_consumes(events):
         events.advance(WORKER, behind, seq)
     return rows
+
+
+def _worker_consumes(events: EventLog) -> bool:
+    """Whether a worker consumes the log now. On a log with no sole consumer (a Kafka topic)
+    whoever writes a command applies it, and the group's workers apply it again from the topic,
+    in its place."""
+    return isinstance(events, SoleConsumer) and events.consumed(WORKER)
 
 
 def _applied(events: EventLog, seq: int, wait: float) -> bool:
