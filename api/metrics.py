@@ -112,8 +112,8 @@ def _event_log(metric: Metric, log: EventLog) -> None:
         _worker(metric, log.stats())
     if lag.partitions is not None:
         _partitions(metric, lag.partitions)
-    metric("lineage_dead_letters", "gauge", "Dead letters not resolved (on Kafka, the messages "
-           "the dead-letter topic keeps).", [(log.dead_letter_count(), None)])
+    metric("lineage_dead_letters", "gauge", "Dead letters not resolved (on Kafka, the source "
+           "messages the dead-letter topic keeps, each once).", [(log.dead_letter_count(), None)])
 
 
 def _worker(metric: Metric, worker: dict[str, float]) -> None:

@@ -182,7 +182,7 @@ def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
     """A Kafka log as its broker says it: the topic's events, the consumer group's lag and dead
     letters, and which partitions each worker holds (added to the workers' entries of ``state``;
     ``members`` has every member of the group, started here or elsewhere)."""
-    from ingest.log.kafka import KafkaAddress, describe_group, worker_client_id
+    from ingest.log.kafka import KafkaAddress, KafkaLog, describe_group, worker_client_id
     from ingest.log.protocol import LogError
 
     address = KafkaAddress.parse(settings.log, settings.kafka_port)
@@ -198,7 +198,7 @@ def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
     return {"path": settings.log, "topic": group.topic, "group": group.state,
             "partitions": len(group.partitions), "events": sum(p.end for p in group.partitions),
             "workerLag": group.lag, "waitingSeconds": round(group.oldest_wait(time.time()), 1),
-            "deadLetters": group.dead_letters,
+            "deadLetters": KafkaLog(address).dead_letter_count(),
             "members": {member or "(none)": [p.partition for p in parts]
                         for member, parts in sorted(held.items())}}
 

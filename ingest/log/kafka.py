@@ -20,7 +20,8 @@ An :class:`ingest.log.protocol.EventLog` (writer, consumer, dead letters, replay
 - **scan** (``lineage replay``) reads every partition from its earliest offset to its end, with no
   consumer group.
 - **Dead letters** are produced to ``TOPIC.dead-letters``, with the reason, and the source
-  partition and offset, as headers; ``dead_letters`` reads that topic.
+  partition and offset, as headers; ``dead_letters`` reads that topic, each source message once
+  (a message is dead-lettered again when its worker stops before committing past it).
 - Commands (Marquez's metadata writes) are entries of the topic too (header ``lineage-kind:
   command``), keyed by their namespace.
 
@@ -173,6 +174,11 @@ class KafkaLog:
         self._committed_seq = 0
         self._loaded: dict[int, int] = {}  # partition -> highest offset loaded, not yet committed
         self._assigned: set[int] = set()
+        # the dead-letter topic as counted so far: where each partition was read to, and the
+        # source messages met (dead_letter_count)
+        self._dead_read: dict[int, int] = {}
+        self._dead_sources: set[bytes] = set()
+        self._dead_count = 0
 
     # -- producing -----------------------------------------------------------------------------
     def producer(self) -> Any:
@@ -492,45 +498,69 @@ class KafkaLog:
                       topic=self.address.dead_letters)
 
     def dead_letters(self, include_resolved: bool = False) -> list[DeadLetter]:
-        dead = KafkaLog(KafkaAddress(self.address.bootstrap, self.address.dead_letters))
+        """Each message dead-lettered, once: the first copy the dead-letter topic keeps of it."""
         found = []
-        kafka = _client()
-        reader = kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
-                                 "group.id": f"lineage-dead-{time.time_ns()}",
-                                 "enable.auto.commit": False, **_CLIENT}, logger=log)
-        try:
-            meta = reader.list_topics(dead.address.topic, timeout=10).topics.get(dead.address.topic)
-            if meta is None or meta.error is not None:
-                return []
-            for part in sorted(meta.partitions):
-                low, high = reader.get_watermark_offsets(
-                    kafka.TopicPartition(dead.address.topic, part), timeout=10)
-                reader.assign([kafka.TopicPartition(dead.address.topic, part, low)])
-                position = low
-                while position < high:
-                    batch = reader.consume(high - position, timeout=5)
-                    if not batch:
-                        break
-                    for m in batch:
-                        position = m.offset() + 1
-                        headers = dict(m.headers() or [])
-                        try:
-                            event = _loads(m.value() or b"")
-                        except ValueError:
-                            event = {RAW: (m.value() or b"")[:2000].decode("utf-8", "replace")}
-                        _, stamp = m.timestamp()
-                        found.append(DeadLetter(part * 1_000_000_000 + m.offset(), 0,
-                                                event if isinstance(event, dict) else {"_value": event},
-                                                headers.get(REASON, b"").decode("utf-8", "replace"),
-                                                stamp / 1000, 0))
-        finally:
-            reader.close()
+        seen: set[bytes] = set()
+        for part, message in self._dead_messages({}):
+            headers = dict(message.headers() or [])
+            if not _first_copy(headers, seen):
+                continue
+            try:
+                event = _loads(message.value() or b"")
+            except ValueError:
+                event = {RAW: (message.value() or b"")[:2000].decode("utf-8", "replace")}
+            _, stamp = message.timestamp()
+            found.append(DeadLetter(part * 1_000_000_000 + message.offset(), 0,
+                                    event if isinstance(event, dict) else {"_value": event},
+                                    headers.get(REASON, b"").decode("utf-8", "replace"),
+                                    stamp / 1000, 0))
         return found
 
     def dead_letter_count(self) -> int:
-        """The messages the dead-letter topic keeps, from its watermarks (nothing is read); 0
-        while the broker cannot say (metrics must not fail on a broker away)."""
-        return self._group("neo4j", lambda g: g.dead_letters)
+        """The messages dead-lettered, each once however many copies the topic keeps of it; the
+        topic is read from where this log last stopped. 0 while the broker cannot say (metrics
+        must not fail on a broker away)."""
+        with contextlib.suppress(LogError):
+            for _, message in self._dead_messages(self._dead_read):
+                self._dead_read[message.partition()] = message.offset() + 1
+                if _first_copy(dict(message.headers() or []), self._dead_sources):
+                    self._dead_count += 1
+        return self._dead_count
+
+    def _dead_messages(self, start: dict[int, int]) -> Iterator[tuple[int, Any]]:
+        """The dead-letter topic's messages, partition by partition, from ``start`` (a partition's
+        next offset; its earliest kept one when absent) to its end as it was when asked."""
+        kafka = _client()
+        topic = self.address.dead_letters
+        reader = kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
+                                 "group.id": f"lineage-dead-{time.time_ns()}",
+                                 "enable.auto.commit": False,
+                                 "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=log)
+        try:
+            meta = reader.list_topics(topic, timeout=10).topics.get(topic)
+            if meta is None or meta.error is not None:
+                return
+            for part in sorted(meta.partitions):
+                low, high = reader.get_watermark_offsets(kafka.TopicPartition(topic, part),
+                                                         timeout=10)
+                position = max(low, start.get(part, low))
+                if position >= high:
+                    continue
+                reader.assign([kafka.TopicPartition(topic, part, position)])
+                while position < high:
+                    batch = reader.consume(high - position, timeout=5)
+                    if not batch:
+                        raise LogError(f"Kafka at {self.address.bootstrap}: {topic} partition "
+                                       f"{part} not read to its end ({position} of {high})")
+                    for message in batch:
+                        if message.error():
+                            raise LogError(f"Kafka: {message.error()}")
+                        position = message.offset() + 1
+                        yield part, message
+        except kafka.KafkaException as e:
+            raise LogError(f"Kafka at {self.address.bootstrap}: {e}") from e
+        finally:
+            reader.close()
 
     # -- the bulk-load ledger (kept beside the topic) --------------------------------------------
     def _ledger(self) -> EventLog:
@@ -631,13 +661,11 @@ class PartitionState:
 
 @dataclass(frozen=True)
 class GroupState:
-    """The workers' consumer group on the topic: per partition, what is loaded and who holds it;
-    and the dead letters' count (every message of the dead-letter topic still kept)."""
+    """The workers' consumer group on the topic: per partition, what is loaded and who holds it."""
 
     topic: str
     state: str  # as the broker says it: STABLE, EMPTY, PREPARING_REBALANCE, ...
     partitions: tuple[PartitionState, ...]
-    dead_letters: int
 
     @property
     def lag(self) -> int:
@@ -690,14 +718,7 @@ def describe_group(address: KafkaAddress, group: str = "neo4j", timeout: float =
                                                       if p.lag and waits}, timeout)
         states = [PartitionState(p.partition, p.committed, p.end, p.worker,
                                  waiting.get(p.partition)) for p in states]
-        dead = 0
-        dead_meta = topics.get(address.dead_letters)
-        if dead_meta is not None and dead_meta.error is None:
-            for part in dead_meta.partitions:
-                low, high = probe.get_watermark_offsets(
-                    kafka.TopicPartition(address.dead_letters, part), timeout=timeout)
-                dead += high - low
-        return GroupState(address.topic, described.state.name, tuple(states), dead)
+        return GroupState(address.topic, described.state.name, tuple(states))
     except kafka.KafkaException as e:
         raise LogError(f"Kafka at {address.bootstrap}: {e}") from e
     finally:
@@ -736,6 +757,20 @@ def _produced_at(reader: Any, topic: str, offsets: dict[int, int], timeout: floa
             if not message.error() and message.partition() not in found:
                 found[message.partition()] = message.timestamp()[1] / 1000
     return found
+
+
+def _first_copy(headers: dict[str, bytes], seen: set[bytes]) -> bool:
+    """Whether a dead letter is the first copy met of its source message (``seen`` is updated).
+    A message is dead-lettered again when its worker stopped, or the broker went away, after the
+    dead letter was produced and before the message's offset was committed; its copies name one
+    source partition and offset. A dead letter with no source (none was known) is its own."""
+    source = headers.get(SOURCE, b"")
+    if source.endswith(b":"):
+        return True
+    if source in seen:
+        return False
+    seen.add(source)
+    return True
 
 
 def group_lag(address: KafkaAddress, group: str = "neo4j") -> int:

@@ -135,6 +135,9 @@ def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -
         after_faults = _graph_state(graph)
         assert {e["run"]["runId"] for e in events} <= {r for r, _ in after_faults[2]}
         # a broker or Neo4j away is no fault of an event: only the poison messages are dead letters
+        # (a poison message dead-lettered again after a kill is one dead letter)
+        letters = KafkaLog(address).dead_letters()
+        assert len(letters) == len(POISON), [(d.reason[:200], str(d.event)[:80]) for d in letters]
         assert KafkaLog(address).dead_letter_count() == len(POISON)
 
         wipe(graph)
