@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 STAMP_PREFIX = "@"
-# propsTime: graphs loaded before the stamps; declaredTargets: what lineage facets declared
-HIDDEN = frozenset({"events", "propsTime", "declaredTargets"})
+# propsTime: graphs loaded before the stamps; declaredTargets: what lineage facets declared;
+# declarations: the stamps of a dataset's DatasetEvents (served as its versions)
+HIDDEN = frozenset({"events", "propsTime", "declaredTargets", "declarations"})
 
 
 def public(props: dict[str, Any]) -> dict[str, Any]:

@@ -6,11 +6,14 @@ them keep working here: each write becomes an OpenLineage event, which goes thro
 log and the graph like any producer's event (so ``lineage replay`` keeps it).
 
 - A dataset (``DbTableMeta``) is a ``DatasetEvent`` with the ``dataSource``, ``schema``,
-  ``documentation`` and ``tags`` facets it describes; with a ``runId``, a ``RunEvent`` of type
-  OTHER of that run instead, the dataset as its output carrying the same facets (Marquez links the
-  dataset's new version to the run).
-- A job (``JobMeta``) is a ``JobEvent`` with its inputs and outputs and the ``jobType``,
-  ``sourceCodeLocation``, ``documentation`` and ``sql`` facets.
+  ``documentation`` and ``tags`` facets it describes (a ``StreamMeta`` also the ``datasetType``
+  facet saying ``STREAM``, and its schema location in a ``marquezStream`` facet); with a
+  ``runId``, a ``RunEvent`` of type OTHER of that run instead, the dataset as its output carrying
+  the same facets (Marquez links the dataset's new version to the run).
+- A job (``JobMeta``) is a ``JobEvent`` with its inputs and the ``jobType``,
+  ``sourceCodeLocation``, ``documentation`` and ``sql`` facets. Its outputs come with a run, as in
+  Marquez: with a ``runId`` they are the event's outputs; without, they wait in a ``marquezJob``
+  job facet, and the job's runs name them.
 - A new run (``RunMeta``) is a ``RunEvent`` of type OTHER (the run exists, nothing ran yet) with
   its ``nominalTime`` facet and its ``args`` in a ``marquezRunArgs`` run facet.
 - A transition is the ``RunEvent`` of that type (START, COMPLETE, FAIL, ABORT) at ``at``.
@@ -32,11 +35,20 @@ from urllib.parse import urlsplit
 PRODUCER = "https://github.com/lineage-graph/lineage-graph/blob/main/ingest/marquez_writes.py"
 _SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
 _FACETS = "https://openlineage.io/spec/facets/"
+JOB_FACET = "marquezJob"
+"""The job facet that holds the outputs a legacy ``PUT`` of a job without a run declared (its
+runs name them; Marquez shows a job's outputs once a run has them)."""
+STREAM_FACET = "marquezStream"
+"""The dataset facet that holds a legacy stream's ``schemaLocation`` (OpenLineage has none)."""
 ARGS_FACET = "marquezRunArgs"
 """The run facet that holds a legacy run's ``args`` (Marquez's Run answers them; the same name as
 ``impact.marquez.models.ARGS_FACET``)."""
 _ARGS_SCHEMA = ("https://github.com/lineage-graph/lineage-graph/blob/main/docs/marquez.md"
                 "#marquezrunargs")
+_JOB_SCHEMA = ("https://github.com/lineage-graph/lineage-graph/blob/main/docs/marquez.md"
+               "#marquezjob")
+_STREAM_SCHEMA = ("https://github.com/lineage-graph/lineage-graph/blob/main/docs/marquez.md"
+                  "#marquezstream")
 TRANSITIONS = {"start": "START", "complete": "COMPLETE", "fail": "FAIL", "abort": "ABORT"}
 
 
@@ -72,6 +84,11 @@ def dataset_facets(meta: dict[str, Any], source_name: str, source_url: str | Non
              for f in fields for t in f.get("tags") or []]
     if tags:
         facets["tags"] = _facet("1-0-0/TagsDatasetFacet", tags=tags)
+    if meta.get("type") == "STREAM":
+        facets["datasetType"] = _facet("1-0-1/DatasetTypeDatasetFacet", datasetType="STREAM")
+        if meta.get("schemaLocation"):
+            facets[STREAM_FACET] = {"_producer": PRODUCER, "_schemaURL": _STREAM_SCHEMA,
+                                    "schemaLocation": meta["schemaLocation"]}
     return facets
 
 
@@ -99,10 +116,14 @@ def job_event(namespace: str, name: str, meta: dict[str, Any],
     sql = (meta.get("context") or {}).get("sql")
     if sql:
         facets["sql"] = _facet("1-1-0/SQLJobFacet", query=sql)
+    outputs = [_ident(d) for d in meta.get("outputs") or []]
+    with_run = meta.get("runId") is not None
+    facets[JOB_FACET] = {"_producer": PRODUCER, "_schemaURL": _JOB_SCHEMA,
+                         "outputs": [] if with_run else outputs}
     return {"eventTime": stamp(when), "producer": PRODUCER, "schemaURL": _SPEC + "JobEvent",
             "job": {"namespace": namespace, "name": name, "facets": facets},
             "inputs": [_ident(d) for d in meta.get("inputs") or []],
-            "outputs": [_ident(d) for d in meta.get("outputs") or []]}
+            "outputs": outputs if with_run else []}
 
 
 def run_event(event_type: str, run_id: str, job: dict[str, str], inputs: list[dict[str, Any]],

@@ -124,8 +124,8 @@ _LINEAGE_EDGE = (_SEEN + "outNamespace outDataset outColumn jobNamespace jobName
 
 KINDS: tuple[RowKind, ...] = (
     # the first round, in this order
-    RowKind("datasets", ("namespace", "name"), _f(_NODE), ("props", "digests", "received"),
-            "ingest/datasets", True),
+    RowKind("datasets", ("namespace", "name"), _f(_NODE + " declarations"),
+            ("props", "digests", "received", "declarations"), "ingest/datasets", True),
     RowKind("jobs", ("namespace", "name"), _f(_NODE), ("props", "digests", "received"),
             "ingest/jobs", True),
     RowKind("runs", ("runId",), _f(_SEEN + "runId jobNamespace jobName props digests stamp stamps "

@@ -54,6 +54,8 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]
         _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
+        # a declaration of the dataset: one of its versions (docs/marquez.md, "Versions")
+        rows.datasets[0]["declarations"] = [event_stamp]
     # the lineage facet, when present, is the event's whole lineage (docs/graph-model.md)
     explicit = explicit_lineage(raw, event.kind, job_ref, event.run_id, t, event_stamp, rows)
     if event.kind == "DatasetEvent" and not explicit:

@@ -46,7 +46,7 @@ class DatasetMeta(BaseModel):
     tags: list[str] | None = None
     description: str | None = Field(default=None, max_length=10_000)
     runId: uuid.UUID | None = None  # noqa: N815
-    schemaLocation: str | None = None  # noqa: N815 (a stream's; kept nowhere)
+    schemaLocation: str | None = Field(default=None, max_length=2048)  # noqa: N815 (a stream's)
 
 
 class JobMeta(BaseModel):
@@ -93,6 +93,8 @@ def put_dataset(found: AppContext, graph: Graph, namespace: str, name: str,
                 meta: DatasetMeta) -> dict[str, Any]:
     mc.namespace(graph, namespace)
     source = mc.source(graph, meta.sourceName)
+    # Marquez adds a PUT's tags to the dataset's own; the fields are the PUT's, with their tags
+    meta = meta.model_copy(update={"tags": sorted(set(meta.tags or []) | _own_tags(graph, namespace, name))})
     facets = mw.dataset_facets(meta.model_dump(), meta.sourceName, source["connectionUrl"] or None)
     where = f"PUT /api/v1/namespaces/{namespace}/datasets/{name}"
     if meta.runId is None:
@@ -103,6 +105,15 @@ def put_dataset(found: AppContext, graph: Graph, namespace: str, name: str,
             "OTHER", run["id"], run["jobVersion"], [],
             [{"namespace": namespace, "name": name, "facets": facets}]), where)
     return mc.dataset(graph, namespace, name)
+
+
+def _own_tags(graph: Graph, namespace: str, name: str) -> set[str]:
+    """The dataset-level tags of the dataset's tags facet (those a producer or an earlier PUT
+    set; tags added through Marquez's tag routes are kept apart and stay)."""
+    facet = mc.dataset_facet(graph, namespace, name, "tags")
+    entries = facet.get("tags") if isinstance(facet, dict) else None
+    return {t["key"] for t in entries or [] if isinstance(t, dict) and isinstance(t.get("key"), str)
+            and not t.get("field")}
 
 
 def put_job(found: AppContext, graph: Graph, namespace: str, name: str,
@@ -129,10 +140,17 @@ def post_run(found: AppContext, graph: Graph, namespace: str, job_name: str,
         raise HTTPException(400, f"Run '{run_id}' already exists for '{job_name}' under "
                                  f"namespace '{namespace}'.")
     _load(found, graph, mw.run_event(
-        "OTHER", run_id, job["id"], job["inputs"], job["outputs"],
+        "OTHER", run_id, job["id"], job["inputs"], _outputs(graph, job),
         run_facets=mw.new_run_facets(meta.model_dump())),
         f"POST /api/v1/namespaces/{namespace}/jobs/{job_name}/runs")
     return mc.run(graph, run_id)
+
+
+def _outputs(graph: Graph, job: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a run of the job writes: the job's outputs, and those a PUT declared for its runs."""
+    found = [{"namespace": d["namespace"], "name": d["name"]} for d in job["outputs"]]
+    pending = mc.pending_outputs(graph, job["namespace"], job["name"])
+    return found + [d for d in pending if d not in found]
 
 
 def _run_exists(graph: Graph, run_id: str) -> bool:
@@ -149,6 +167,6 @@ def transition(found: AppContext, graph: Graph, run_id: str, action: str,
     ident = run["jobVersion"]
     job = mc.job(graph, ident["namespace"], ident["name"])
     _load(found, graph, mw.run_event(mw.TRANSITIONS[action], run["id"], job["id"],
-                                       job["inputs"], job["outputs"], at),
+                                       job["inputs"], _outputs(graph, job), at),
           f"POST /api/v1/jobs/runs/{run_id}/{action}")
     return mc.run(graph, run["id"])

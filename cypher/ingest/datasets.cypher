@@ -1,5 +1,5 @@
 // Answers: upserts Dataset nodes; each property the value of its latest event.
-// Param $rows: one map per dataset {namespace, name, firstSeen, lastSeen, props, stamp, stamps (the properties whose stamp is older than stamp), digests, received (the latest time the event log took one of its events, unix seconds; absent for events not read from the log)}
+// Param $rows: one map per dataset {namespace, name, firstSeen, lastSeen, props, stamp, stamps (the properties whose stamp is older than stamp), digests, declarations (the stamps of the DatasetEvents that named it, if any), received (the latest time the event log took one of its events, unix seconds; absent for events not read from the log)}
 // Returns: duplicates, how many of the given event digests were already recorded
 // :param rows => [{namespace: 'example', name: 'public.orders', firstSeen: datetime('2024-05-01T02:00:00Z'), lastSeen: datetime('2024-05-01T02:00:00Z'), props: {description: 'All orders'}, stamp: '2024-05-01T02:00:00.000000Z|0123456789abcdef', stamps: null, digests: []}]
 // the plan made for this query is kept as the graph grows (docs/benchmarks.md, "Lessons kept")
@@ -14,6 +14,8 @@ WITH x, row, size([d IN row.digests WHERE d IN coalesce(x.events, [])]) AS dup
 FOREACH (k IN [k IN keys(row.props) WHERE x['@' + k] IS NULL OR coalesce(row.stamps[k], row.stamp) > x['@' + k]] |
   SET x[k] = row.props[k], x['@' + k] = coalesce(row.stamps[k], row.stamp))
 SET x.events = coalesce(x.events, []) + [d IN row.digests WHERE NOT d IN coalesce(x.events, [])],
+    x.declarations = CASE WHEN row.declarations IS NULL THEN x.declarations
+                          ELSE coalesce(x.declarations, []) + [d IN row.declarations WHERE NOT d IN coalesce(x.declarations, [])] END,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
 // reported again: shown again after a soft delete through Marquez's API (cypher/marquez/soft_delete),

@@ -1,9 +1,10 @@
-// Answers: a dataset's versions as Marquez counts them: one per run that wrote it, newest first,
-// with the run, and the columns the dataset was written with (to tell each version's schema).
+// Answers: what a dataset's versions are made of (docs/marquez.md, "Versions"): the runs that wrote
+// it, newest first, with the run; its declarations and first sighting are among its props
+// (declarations, firstSeen); and the columns it was written with (to tell each version's schema).
 // Param $namespace: the dataset's namespace
 // Param $name: the dataset's name
 // Param $max: at most this many writes, newest first
-// Returns: props (the dataset's), writes (runId, at, run: the run's props, job, inputs, outputs), columns (name, type, description, tags, from, until: when written first and last), total (every write)
+// Returns: props (the dataset's), writes (runId, at, run: the run's props, job, inputs, outputs), firstWritten (the earliest time a run's event named it as an output), columns (name, type, description, tags, from, until: when written first and last), total (every write)
 // :param namespace => 'food_delivery'
 // :param name => 'public.orders'
 // :param max => 1000
@@ -22,6 +23,7 @@ CALL (d, made) {
                   outputs: [(r)-[x:WROTE]->(o:Dataset) | {namespace: o.namespace, name: o.name, version: x.version}]}) AS writes
 }
 RETURN properties(d) AS props, size(made) AS total, writes,
+       COLLECT { MATCH (:Run)-[w:WROTE]->(d) RETURN w.firstSeen AS t ORDER BY t LIMIT 1 }[0] AS firstWritten,
        COLLECT { MATCH (d)-[:HAS_COLUMN]->(c:Column) WHERE c.writtenFirstSeen IS NOT NULL
                  RETURN {name: c.name, type: c.type, description: c.description, tags: [t IN coalesce(d.fieldTags, []) WHERE t STARTS WITH c.name + '\u001f'
                                | substring(t, size(c.name) + 1)] + [(c)-[:TAGGED]->(t:Tag) | t.name],

@@ -63,6 +63,14 @@ def dataset(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
     return mm.dataset(rows[0])
 
 
+def dataset_facet(graph: Graph, namespace_name: str, name: str, facet: str) -> Any:
+    """One facet of a dataset as kept, a legacy write's too; None when it has none (or no such
+    dataset)."""
+    rows = graph.read("marquez/datasets", namespace=namespace_name, name=name, keys=None, skip=0,
+                      limit=1)
+    return mm.facets(rows[0]["props"], legacy=True).get(facet) if rows else None
+
+
 def has_field(graph: Graph, namespace_name: str, dataset_name: str, field: str) -> bool:
     rows = graph.read("marquez/field_exists", namespace=namespace_name, dataset=dataset_name,
                       field=field)
@@ -94,6 +102,18 @@ def job(graph: Graph, namespace_name: str, name: str) -> dict[str, Any]:
     return job_json(rows[0])
 
 
+def pending_outputs(graph: Graph, namespace_name: str, name: str) -> list[dict[str, str]]:
+    """The outputs a legacy ``PUT`` of the job without a run declared, which its runs name
+    (ingest.marquez_events)."""
+    rows = graph.read("marquez/jobs", namespace=namespace_name, name=name, keys=None, states=None,
+                      skip=0, limit=1, runs=0)
+    facet = mm.facets(rows[0]["props"], legacy=True).get(mm.JOB_FACET) if rows else None
+    outputs = facet.get("outputs") if isinstance(facet, dict) else None
+    return [{"namespace": d["namespace"], "name": d["name"]} for d in outputs or []
+            if isinstance(d, dict) and isinstance(d.get("namespace"), str)
+            and isinstance(d.get("name"), str)]
+
+
 def job_json(row: dict[str, Any]) -> dict[str, Any]:
     """Marquez's Job from a row of ``marquez/jobs``."""
     p = row["props"]
@@ -107,7 +127,8 @@ def job_json(row: dict[str, Any]) -> dict[str, Any]:
                                                    description=p["description"]))
     if p.get("sql"):
         found.setdefault("sql", mm.facet("SQLJobFacet", query=p["sql"]))
-    location = (found.get("sourceCodeLocation") or {}).get("url")
+    # a legacy PUT's location is the job's too, though Marquez serves no facet of it
+    location = (mm.facets(p, legacy=True).get("sourceCodeLocation") or {}).get("url")
     return {
         "id": ident, "type": "STREAM" if p.get("processingType") == "STREAMING" else "BATCH",
         "name": name, "simpleName": _simple(name, parent), "parentJobName":
@@ -116,7 +137,8 @@ def job_json(row: dict[str, Any]) -> dict[str, Any]:
         "namespace": ns, "inputs": row["inputs"], "outputs": row["outputs"],
         "location": location, "description": p.get("description"),
         "latestRun": runs[0] if runs else None, "latestRuns": runs, "facets": found,
-        "currentVersion": runs[0]["jobVersion"]["version"] if runs else None,
+        "currentVersion": runs[0]["jobVersion"]["version"] if runs else
+            mm.job_version(ns, name, row["inputs"], row["outputs"]),
         "labels": [], "tags": mm.all_tags(p, row),
     }
 

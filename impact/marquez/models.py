@@ -12,6 +12,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 # OpenLineage's eventType as the run state Marquez reports (Marquez's OpenLineageDao.getRunState).
@@ -22,6 +23,10 @@ STATES_OF = {"NEW": ["NEW"], "RUNNING": ["START", "RUNNING", "OTHER"], "COMPLETE
              "FAILED": ["FAIL"], "ABORTED": ["ABORT"]}
 _PRODUCER = "https://github.com/lineage-graph/lineage-graph"
 ARGS_FACET = "marquezRunArgs"  # a run's args from Marquez's legacy run write (ingest.marquez_events)
+JOB_FACET = "marquezJob"  # a legacy job PUT's outputs waiting for a run (ingest.marquez_events)
+STREAM_FACET = "marquezStream"  # a legacy stream's schema location (ingest.marquez_events)
+# the producer of the events Marquez's legacy writes become (ingest.marquez_events.PRODUCER)
+LEGACY_PRODUCER = "https://github.com/lineage-graph/lineage-graph/blob/main/ingest/marquez_writes.py"
 # The fields of a lineage node's ``data``: Marquez's DatasetData and JobData (their JSON-ignored
 # uuids left out); marquez-java's DatasetNodeData and JobNodeData refuse a null where these
 # models say non-null.
@@ -52,6 +57,41 @@ def dataset_version(namespace: str, name: str, run_id: str) -> str:
     return name_uuid("dataset", namespace, name, run_id)
 
 
+def declared_version(namespace: str, name: str, stamp: str) -> str:
+    """The version a declaration (a DatasetEvent, by its stamp) made of a dataset."""
+    return name_uuid("dataset", namespace, name, "declared", stamp)
+
+
+def first_version(namespace: str, name: str) -> str:
+    """The version of a dataset named before it was written or declared (its first sighting)."""
+    return name_uuid("dataset", namespace, name, "first")
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def native(value: Any) -> datetime | None:
+    """A Neo4j datetime as Python's; None stays None."""
+    found: datetime | None = value.to_native() if hasattr(value, "to_native") else value
+    return found
+
+
+def declarations(props: dict[str, Any]) -> list[tuple[str, datetime]]:
+    """Each DatasetEvent that named a dataset: its stamp (``time|digest``) and its time."""
+    return [(s, datetime.strptime(s.split("|", 1)[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC))
+            for s in props.get("declarations") or []]
+
+
+def current_version(props: dict[str, Any], written: dict[str, Any] | None) -> str:
+    """A dataset's newest version: its latest write's or declaration's, else its first
+    sighting's (docs/marquez.md, "Versions")."""
+    ns, name = props["namespace"], props["name"]
+    made = [(t, declared_version(ns, name, s)) for s, t in declarations(props)]
+    if written is not None:
+        made.append((native(written["time"]) or EPOCH, dataset_version(ns, name, written["runId"])))
+    return max(made)[1] if made else first_version(ns, name)
+
+
 def job_version(namespace: str, name: str, inputs: Iterable[dict[str, str]],
                 outputs: Iterable[dict[str, str]]) -> str:
     """A job's version: one per distinct set of inputs and outputs (Marquez also hashes the
@@ -65,17 +105,22 @@ def job_version(namespace: str, name: str, inputs: Iterable[dict[str, str]],
 _FACET_PREFIXES = ("facet.", "inputFacet.")
 
 
-def facets(props: dict[str, Any]) -> dict[str, Any]:
+def facets(props: dict[str, Any], legacy: bool = False) -> dict[str, Any]:
     """The facets kept as JSON on a node (``facet.<name>``, and a dataset's input facets,
-    ``inputFacet.<name>``, which Marquez serves among the dataset's facets), parsed."""
+    ``inputFacet.<name>``, which Marquez serves among the dataset's facets), parsed. Those of
+    Marquez's legacy writes only with ``legacy``: Marquez's legacy writes make no facets (what they
+    say is served as the fields, tags, description and source)."""
     found: dict[str, Any] = {}
     for prefix in _FACET_PREFIXES:  # a dataset facet first
         for key, value in props.items():
-            if key.startswith(prefix) and isinstance(value, str):
+            if key.startswith(prefix) and isinstance(value, str) and key[len(prefix):] not in found:
                 try:
-                    found.setdefault(key[len(prefix):], json.loads(value))
+                    parsed = json.loads(value)
                 except ValueError:
                     continue
+                if legacy or not (isinstance(parsed, dict)
+                                  and parsed.get("_producer") == LEGACY_PRODUCER):
+                    found[key[len(prefix):]] = parsed
     return found
 
 
@@ -85,8 +130,19 @@ def facet(schema: str, **fields: Any) -> dict[str, Any]:
             **fields}
 
 
+def dataset_type(props: dict[str, Any]) -> dict[str, Any]:
+    """Marquez's dataset type: ``STREAM`` for a dataset whose ``datasetType`` facet says so (a
+    legacy ``PUT`` of a stream sends it), with its ``schemaLocation``; else ``DB_TABLE``, as
+    Marquez answers for every dataset OpenLineage events name."""
+    if props.get("datasetType") != "STREAM":
+        return {"type": "DB_TABLE"}
+    stream = facets(props, legacy=True).get(STREAM_FACET) or {}
+    location = stream.get("schemaLocation") if isinstance(stream, dict) else None
+    return {"type": "STREAM", "schemaLocation": location if isinstance(location, str) else None}
+
+
 def dataset(row: dict[str, Any]) -> dict[str, Any]:
-    """Marquez's Dataset (DB_TABLE) from a row of ``marquez/datasets``."""
+    """Marquez's Dataset (DB_TABLE or STREAM) from a row of ``marquez/datasets``."""
     p = row["props"]
     ns, name = p["namespace"], p["name"]
     written = row.get("written")
@@ -103,13 +159,13 @@ def dataset(row: dict[str, Any]) -> dict[str, Any]:
         found.setdefault("dataSource", facet("DatasourceDatasetFacet", name=p.get("dataSourceName"),
                                               uri=p.get("dataSourceUri")))
     return {
-        "id": {"namespace": ns, "name": name}, "type": "DB_TABLE", "name": name,
+        "id": {"namespace": ns, "name": name}, **dataset_type(p), "name": name,
         "physicalName": name, "createdAt": iso(row.get("createdAt", p.get("firstSeen"))),
         "updatedAt": iso(row.get("updatedAt", p.get("lastSeen"))), "namespace": ns,
         "sourceName": p.get("dataSourceName") or "default", "fields": fields,
         "tags": all_tags(p, row), "lastModifiedAt": iso(row.get("lastModifiedAt")),
         "lastLifecycleState": p.get("lifecycleState"), "description": p.get("description"),
-        "currentVersion": dataset_version(ns, name, written["runId"]) if written else None,
+        "currentVersion": current_version(p, written),
         "columnLineage": column_lineage(row.get("columnInputs") or []), "facets": found,
         "deleted": False,
     }
@@ -164,7 +220,8 @@ def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, 
     job = row["job"]
     times = [p.get(k) for k in ("startTime", "runningTime", "completeTime", "failTime",
                                 "abortTime", "otherTime", "stateTime")]
-    known = [t for t in times if t is not None]
+    # created when first seen: a run's later OTHER events (a legacy PUT naming it) move no time back
+    known = [t for t in [*times, p.get("firstSeen")] if t is not None]
     started = p.get("startTime") or p.get("runningTime")
     ended = p.get("completeTime") or p.get("failTime") or p.get("abortTime")
     duration = None
@@ -176,7 +233,7 @@ def run(row: dict[str, Any], parent: dict[str, Any] | None = None) -> dict[str, 
         "nominalEndTime": iso(p.get("nominalEndTime")),
         "state": run_state(p), "startedAt": iso(started),
         "endedAt": iso(ended), "durationMs": duration,
-        "args": (facets(p).get(ARGS_FACET) or {}).get("args") or {},
+        "args": (facets(p, legacy=True).get(ARGS_FACET) or {}).get("args") or {},
         "jobVersion": {**job, "version": job_version(job["namespace"], job["name"],
                                                      row["inputs"], row["outputs"])},
         "inputDatasetVersions": [_version_of(d, p["runId"], reading=True) for d in row["inputs"]],

@@ -418,7 +418,10 @@ def test_airflow_parents_old_and_new_make_the_dag_job_and_run(graph: Graph, tmp_
         return run_event("COMPLETE", new_run_id(), f"the_dag.{name}", ns=NS,
                          time="2026-11-28T02:00:00Z", run_facets={facet: link})
 
-    assert ingest_events(graph, [task("task1", "parentRun"), task("task2", "parent")]).rejected == []
+    started = task("task1", "parentRun") | {"eventType": "START", "eventTime": "2026-11-28T01:00:00Z"}
+    started["run"] = {**started["run"], "runId": new_run_id()}
+    assert ingest_events(graph, [task("task1", "parentRun"), task("task2", "parent"),
+                                 started]).rejected == []
     with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
                     client=("127.0.0.1", 40000), base_url="http://localhost") as api:
         child = api.get(f"{M}/jobs/the_dag.task1").json()
@@ -428,6 +431,8 @@ def test_airflow_parents_old_and_new_make_the_dag_job_and_run(graph: Graph, tmp_
         runs = api.get(f"{M}/jobs/the_dag/runs").json()["runs"]
         expected = uuid.uuid3(uuid.NAMESPACE_URL, f"{NS}.the_dag.{dag_run}")
         assert [r["id"] for r in runs] == [str(expected)]
+        # it started with its first child and is as far as its latest one
+        assert (runs[0]["startedAt"], runs[0]["state"]) == ("2026-11-28T01:00:00Z", "COMPLETED")
 
 
 def test_a_run_that_reads_and_writes_a_table_read_the_version_before_it(
@@ -447,3 +452,91 @@ def test_a_run_that_reads_and_writes_a_table_read_the_version_before_it(
     [rewritten] = bumped["outputDatasetVersions"]
     assert read["datasetVersionId"] == written["datasetVersionId"]
     assert read["datasetVersionId"] != rewritten["datasetVersionId"]
+
+
+def _dataset_event(name: str, time: str, **facets: Any) -> dict[str, Any]:
+    return {"eventTime": time, "producer": "https://example.com/p",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+            "dataset": {"namespace": NS, "name": name, "facets": facets}}
+
+
+def test_a_dataset_has_a_version_per_write_per_declaration_and_from_its_first_read(
+        graph: Graph, tmp_path: Path) -> None:
+    """Marquez makes a dataset version for each write, for each DatasetEvent (a legacy PUT is
+    one) and, for a dataset read before it had any, at that read; newest first, the current
+    version the newest, each the same on every request."""
+    reader, writer = new_run_id(), new_run_id()
+    only_read, declared, read_then_written = (
+        {"namespace": NS, "name": n} for n in ("public.only_read", "public.declared", "public.rw"))
+    events = [
+        run_event("COMPLETE", reader, "reads", ns=NS, time="2026-11-01T02:00:00Z",
+                  inputs=[only_read, read_then_written]),
+        _dataset_event("public.declared", "2026-11-01T03:00:00Z"),
+        run_event("COMPLETE", writer, "writes", ns=NS, time="2026-11-02T02:00:00Z",
+                  outputs=[declared, read_then_written])]
+    assert ingest_events(graph, events).rejected == []
+    assert ingest_events(graph, [events[1]]).loaded == 0  # a re-sent declaration is no new version
+    with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as api:
+        def versions(name: str) -> list[dict[str, Any]]:
+            found = api.get(f"{M}/datasets/{name}/versions").json()
+            assert found["totalCount"] == len(found["versions"])
+            assert api.get(f"{M}/datasets/{name}").json()["currentVersion"] == \
+                found["versions"][0]["version"]
+            assert api.get(f"{M}/datasets/{name}/versions").json() == found  # stable ids
+            for v in found["versions"]:
+                assert api.get(f"{M}/datasets/{name}/versions/{v['version']}").json() == v
+            return list(found["versions"])
+
+        [first] = versions("public.only_read")
+        assert (first["createdAt"], first["createdByRun"]) == ("2026-11-01T02:00:00Z", None)
+        newest, oldest = versions("public.declared")
+        assert newest["createdByRun"]["id"] == writer and oldest["createdByRun"] is None
+        assert oldest["createdAt"] == "2026-11-01T03:00:00Z"
+        written, read = versions("public.rw")
+        assert written["createdByRun"]["id"] == writer
+        assert (read["createdAt"], read["createdByRun"]) == ("2026-11-01T02:00:00Z", None)
+
+
+def test_a_legacy_put_of_a_stream_is_a_stream_and_adds_its_tags(graph: Graph,
+                                                                tmp_path: Path) -> None:
+    """A StreamMeta comes back a STREAM with its schema location (marquez-java casts to
+    Stream); a PUT adds its tags to the dataset's, as Marquez does, and its fields replace."""
+    with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as api:
+        assert api.put("/api/v1/namespaces/streams", json={"ownerName": "me"}).status_code == 200
+        assert api.put("/api/v1/sources/bus", json={
+            "type": "KAFKA", "connectionUrl": "kafka://broker:9092"}).status_code == 200
+        path = "/api/v1/namespaces/streams/datasets/clicks"
+        put = api.put(path, json={"type": "STREAM", "physicalName": "clicks", "sourceName": "bus",
+                                  "schemaLocation": "https://registry/clicks.avsc", "tags": ["PII"],
+                                  "fields": [{"name": "a", "type": "STRING"}]})
+        assert put.status_code == 200, put.text
+        stream = put.json()
+        assert (stream["type"], stream["schemaLocation"]) == ("STREAM", "https://registry/clicks.avsc")
+        [version] = api.get(f"{path}/versions").json()["versions"]
+        assert (version["type"], version["schemaLocation"]) == ("STREAM", "https://registry/clicks.avsc")
+        again = api.put(path, json={"type": "STREAM", "physicalName": "clicks", "sourceName": "bus",
+                                    "tags": ["SENSITIVE"], "fields": [{"name": "b", "type": "INT"}]})
+        assert again.json()["tags"] == ["PII", "SENSITIVE"]
+        assert [f["name"] for f in again.json()["fields"]] == ["b"]
+        assert api.get(path).json()["tags"] == ["PII", "SENSITIVE"]
+        assert api.get(f"{path}/versions").json()["totalCount"] == 2
+
+
+def test_a_job_no_run_has_run_has_the_version_its_declaration_names(graph: Graph,
+                                                                     tmp_path: Path) -> None:
+    event = {"eventTime": "2026-11-01T02:00:00Z", "producer": "https://example.com/p",
+             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+             "job": {"namespace": NS, "name": "declared_job"},
+             "inputs": [{"namespace": NS, "name": "public.in"}],
+             "outputs": [{"namespace": NS, "name": "public.out"}]}
+    assert ingest_events(graph, [event]).rejected == []
+    with TestClient(create_app(Settings(), graph, SQLiteLog(tmp_path / "e.db")),
+                    client=("127.0.0.1", 40000), base_url="http://localhost") as api:
+        [version] = api.get(f"{M}/jobs/declared_job/versions").json()["versions"]
+        assert [d["name"] for d in version["inputs"]] == ["public.in"]
+        assert [d["name"] for d in version["outputs"]] == ["public.out"]
+        assert version["latestRun"] is None
+        assert api.get(f"{M}/jobs/declared_job").json()["currentVersion"] == version["version"]
+        assert api.get(f"{M}/jobs/declared_job/versions/{version['version']}").json() == version
