@@ -100,7 +100,7 @@ def _event_log(metric: Metric, log: EventLog) -> None:
         return  # the log could not say (a broker away): no figure rather than a false 0
     metric("lineage_log_events", "gauge",
            "Events in the log (its last sequence number; on Kafka, the partitions' ends).",
-           [(log.last_seq(), None)])
+           [(lag.last if lag.last is not None else log.last_seq(), None)])
     if isinstance(log, History):
         metric("lineage_log_bytes", "gauge", "Size of the log's files on disk.",
                [(log.size_bytes(), None)])

@@ -53,9 +53,10 @@ TRANSITIONS = {"start": "START", "complete": "COMPLETE", "fail": "FAIL", "abort"
 
 
 def stamp(when: datetime | None = None) -> str:
-    """An event time: ``when`` (now by default) in UTC, to the millisecond."""
+    """An event time: ``when`` (now by default) in UTC, to the microsecond (as Marquez keeps a
+    legacy write's times)."""
     return (when or datetime.now(UTC)).astimezone(UTC).isoformat(
-        timespec="milliseconds").replace("+00:00", "Z")
+        timespec="microseconds").replace("+00:00", "Z")
 
 
 def _facet(schema: str, **fields: Any) -> dict[str, Any]:

@@ -46,6 +46,11 @@ from ingest.read import RawItem, from_log
 log = logging.getLogger(__name__)
 
 CONSUMER = WORKER
+# for BUSY_SECONDS after a batch the worker looks for new events every BUSY_POLL seconds, not
+# every `poll`: a client waiting for its event to load waits a quarter as long, and an idle
+# worker costs what it did (docs/benchmarks.md, "Visible when acknowledged")
+BUSY_SECONDS = 10.0
+BUSY_POLL = 0.02
 
 
 def caught_up(settings: Settings, timeout: float = 120.0) -> bool:
@@ -253,6 +258,7 @@ class Worker:
     def _run(self, stop: threading.Event, poll: float,
              on_batch: Callable[[BatchResult], None]) -> None:
         failures = 0
+        last_batch = float("-inf")
         ahead: Future[_Pending | None] | None = None
         with ThreadPoolExecutor(1, thread_name_prefix="worker-prepare") as pool:
             while not stop.is_set():
@@ -275,8 +281,13 @@ class Worker:
                     loop.drop_ahead()  # nothing to do, or the batch is bisected
                     ahead = None
                     if loop.found is None:
-                        stop.wait(poll)
+                        # soon after a batch, more events usually follow (clients that wait for
+                        # their writes to load: docs/benchmarks.md, "Visible when acknowledged"):
+                        # look again at once; an idle worker looks every ``poll``
+                        busy = time.monotonic() - last_batch < BUSY_SECONDS
+                        stop.wait(min(poll, BUSY_POLL) if busy else poll)
                     continue
+                last_batch = time.monotonic()
                 ahead = loop.ahead
                 if failures:
                     log.warning("resuming")

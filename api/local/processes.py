@@ -94,6 +94,7 @@ def start(settings: Settings, name: str) -> Proc:
                {"api": ["serve"],
                 "mlflow-sync": ["mlflow", "sync", "--watch", str(settings.mlflow_interval)]}[name])
     args = [sys.executable, "-m", "api.cli", *command]
+    _forget_dead_markers(settings)  # a new process given a crashed one's pid is not ready yet
     with private_file(log).open("ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=os.environ.copy(), umask=PRIVATE_UMASK)
@@ -121,6 +122,14 @@ def ready_marker(settings: Settings, pid: int) -> Path:
     """The file a worker process writes once it is ready to load (its writes planned): ``lineage
     up`` waits for it, so that the first batch sent after ``up`` loads at a later one's speed."""
     return settings.state_dir / "run" / f"ready-{pid}"
+
+
+def _forget_dead_markers(settings: Settings) -> None:
+    """Remove the ready markers of processes that ended without removing theirs (killed)."""
+    for marker in (settings.state_dir / "run").glob("ready-*"):
+        pid = marker.name.removeprefix("ready-")
+        if not pid.isdigit() or not process_alive(int(pid)):
+            marker.unlink(missing_ok=True)
 
 
 def wait_ready(settings: Settings, proc: Proc, timeout: float = 120.0) -> bool:

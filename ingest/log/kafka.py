@@ -402,7 +402,8 @@ class KafkaLog:
             group = describe_group(self.address, consumer)
         except LogError:
             return Backlog(0, 0.0, (), known=False)
-        return Backlog(group.lag, group.oldest_wait(time.time()), group.partitions)
+        return Backlog(group.lag, group.oldest_wait(time.time()), group.partitions,
+                       last=sum(p.end for p in group.partitions))
 
     def _held_lag(self, consumer: str = "neo4j") -> int:
         """Events of this process's partitions not yet consumed by the group."""

@@ -101,6 +101,9 @@ class Backlog:
     (:class:`ingest.log.kafka.PartitionState`); None on a log that is one sequence."""
     known: bool = True
     """False when the log could not say (a broker away): the figures are then 0."""
+    last: int | None = None
+    """The log's last sequence number (on Kafka the partitions' ends) as the backlog was
+    measured, when the log learnt it doing so (one question to a broker, not two)."""
 
 
 class LogWriter(Protocol):

@@ -282,9 +282,10 @@ class SQLiteLog:
         position = self.position(consumer)
         first = self._conn().execute("SELECT received FROM events WHERE seq > ? ORDER BY seq "
                                      "LIMIT 1", (position,)).fetchone()
+        last = self.last_seq()
         if first is None:
-            return Backlog(0, 0.0)
-        return Backlog(self.last_seq() - position, max(0.0, time.time() - float(first[0])))
+            return Backlog(0, 0.0, last=last)
+        return Backlog(last - position, max(0.0, time.time() - float(first[0])), last=last)
 
     @_log_errors
     def position(self, consumer: str) -> int:
