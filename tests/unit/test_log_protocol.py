@@ -68,9 +68,10 @@ def test_the_sqlite_log_says_its_backlog_and_the_age_of_its_oldest_entry(tmp_pat
         time.sleep(0.05)
         lag = log.lag("neo4j")
         assert lag.events == 3 and 0.05 <= lag.oldest_seconds < 60 and lag.partitions is None
+        assert lag.last == 3  # the log's end, learnt with the backlog (/metrics asks once)
         log.commit("neo4j", 2)
         assert log.lag("neo4j").events == 1
         log.remove([3])  # the entry past the position gone (a purge): nothing waits
-        assert log.lag("neo4j") == Backlog(0, 0.0)
+        assert log.lag("neo4j") == Backlog(0, 0.0, last=2)
     finally:
         log.close()
