@@ -89,8 +89,12 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 """
 
 
-# an event's eventTime in unix seconds (SQLite reads ISO-8601 with Z or an offset), for windows
-_EVENT_TIME = "(julianday(json_extract({body}, '$.eventTime')) - 2440587.5) * 86400.0"
+# a run event's eventTime in unix seconds (SQLite reads ISO-8601 with Z or an offset), for
+# Marquez's windows of lineage events, which are run events: a JobEvent or DatasetEvent has none
+_EVENT_TIME = ("CASE WHEN json_extract({body}, '$.run.runId') IS NOT NULL THEN "
+               "(julianday(json_extract({body}, '$.eventTime')) - 2440587.5) * 86400.0 END")
+# the log's layout: 1 since JobEvents and DatasetEvents have no event_time
+_VERSION = 1
 _JOB_NAMESPACE = "json_extract({body}, '$.job.namespace')"  # for Marquez's events by namespace
 _INSERT = ("INSERT INTO events (received, body, checked, event_time, job_namespace) VALUES (?, ?, ?, "
            + _EVENT_TIME.format(body="?2") + ", " + _JOB_NAMESPACE.format(body="?2") + ")")
@@ -143,6 +147,11 @@ class SQLiteLog:
                 c.execute(f"UPDATE events SET job_namespace = {_JOB_NAMESPACE.format(body='body')}")
             if "kind" not in columns:  # an earlier version's log: all its entries are events
                 c.execute("ALTER TABLE events ADD COLUMN kind TEXT NOT NULL DEFAULT 'event'")
+            if c.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+                # an earlier version's log: its JobEvents and DatasetEvents leave the windows, once
+                c.execute("UPDATE events SET event_time = NULL WHERE event_time IS NOT NULL "
+                          "AND json_extract(body, '$.run.runId') IS NULL")
+                c.execute(f"PRAGMA user_version = {_VERSION}")
             c.execute("CREATE INDEX IF NOT EXISTS events_time ON events (event_time)")
             c.execute("CREATE INDEX IF NOT EXISTS events_namespace_time "
                       "ON events (job_namespace, event_time)")
@@ -237,9 +246,9 @@ class SQLiteLog:
     @_log_errors
     def between(self, after: float, before: float, newest_first: bool, limit: int,
                 offset: int, namespace: str | None = None) -> tuple[list[dict[str, Any]], int]:
-        """A page of the events whose eventTime is in [after, before) (and whose job is in
+        """A page of the run events whose eventTime is in [after, before) (and whose job is in
         ``namespace``), by eventTime, and how many there are in all (Marquez's
-        ``GET /events/lineage``)."""
+        ``GET /events/lineage``, which lists run events only)."""
         window = "FROM events WHERE event_time >= ? AND event_time < ?"
         params: tuple[Any, ...] = (after, before)
         if namespace is not None:
@@ -254,7 +263,7 @@ class SQLiteLog:
 
     @_log_errors
     def types_between(self, after: float, before: float) -> dict[str, int]:
-        """How many events of each eventType have an eventTime in [after, before)."""
+        """How many run events of each eventType have an eventTime in [after, before)."""
         cur = self._conn().execute(
             "SELECT json_extract(body, '$.eventType'), count(*) FROM events "
             "WHERE event_time >= ? AND event_time < ? GROUP BY 1", (after, before))

@@ -37,10 +37,30 @@ def test_a_log_an_earlier_version_wrote_gains_its_columns(tmp_path: Path) -> Non
         old.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
                     "received REAL NOT NULL, body TEXT NOT NULL)")
         old.execute("INSERT INTO events (received, body) VALUES (1, ?)",
-                    ('{"eventTime": "2024-06-01T00:00:00Z", "job": {"namespace": "ns1"}}',))
+                    ('{"eventTime": "2024-06-01T00:00:00Z", "job": {"namespace": "ns1"}, '
+                     '"run": {"runId": "3f1a2c1e-0000-4000-8000-000000000001"}}',))
     log = SQLiteLog(path)
     assert log.between(0.0, 4e9, False, 10, 0, "ns1")[1] == 1
     assert [e.kind for e in log.read(0, 10)] == ["event"]
+
+
+def test_marquezs_windows_hold_run_events_only_in_new_and_earlier_logs(tmp_path: Path) -> None:
+    """Marquez lists and counts run events only: a JobEvent or a DatasetEvent is in the log, not
+    in its windows, whether it came now or was logged by an earlier version (with a time)."""
+    job_event = {"eventTime": "2024-06-01T00:00:00Z", "job": {"namespace": "ns1", "name": "j"},
+                 "producer": "p", "eventType": "COMPLETE"}
+    dataset_event = {"eventTime": "2024-06-01T00:00:00Z", "producer": "p",
+                     "dataset": {"namespace": "ns1", "name": "d"}}
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([EVENT, job_event, dataset_event])
+    assert log.between(0.0, 4e9, False, 10, 0) == ([EVENT], 1)
+    assert log.types_between(0.0, 4e9) == {"START": 1}
+    assert log.count() == 3
+    with sqlite3.connect(tmp_path / "events.db") as earlier:  # as an earlier version left it
+        earlier.execute("UPDATE events SET event_time = 1717200000 WHERE seq = 2")
+        earlier.execute("PRAGMA user_version = 0")
+    log.close()
+    assert SQLiteLog(tmp_path / "events.db").between(0.0, 4e9, False, 10, 0)[1] == 1
 
 
 def test_the_position_moves_only_from_where_it_stood(tmp_path: Path) -> None:
