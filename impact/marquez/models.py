@@ -41,8 +41,7 @@ def iso(value: Any) -> str | None:
     """A Neo4j or Python datetime as Marquez writes it (UTC, ``Z``); None stays None."""
     if value is None:
         return None
-    native = value.to_native() if hasattr(value, "to_native") else value
-    text: str = native.isoformat()
+    text: str = native(value).isoformat()  # type: ignore[union-attr]
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
