@@ -174,6 +174,9 @@ class KafkaLog:
         self._committed_seq = 0
         self._loaded: dict[int, int] = {}  # partition -> highest offset loaded, not yet committed
         self._assigned: set[int] = set()
+        # entries handed out whose partition was then revoked: the partition's next owner reads
+        # them again and dead-letters them if need be, this process does not
+        self._revoked: set[int] = set()
         # the dead-letter topic as counted so far: where each partition was read to, and the
         # source messages met (dead_letter_count)
         self._dead_read: dict[int, int] = {}
@@ -262,6 +265,7 @@ class KafkaLog:
         with self._lock:
             self._assigned -= gone
             # their uncommitted events go to the partitions' next owner
+            self._revoked |= {p.seq for p in self._pending if p.partition in gone}
             self._pending = [p for p in self._pending if p.partition not in gone]
             self._loaded = {k: v for k, v in self._loaded.items() if k not in gone}
 
@@ -336,6 +340,7 @@ class KafkaLog:
                 if p.seq <= seq:
                     self._loaded[p.partition] = max(self._loaded.get(p.partition, -1), p.offset)
             self._pending = [p for p in self._pending if p.seq > seq]
+            self._revoked = {s for s in self._revoked if s > seq}
             self._committed_seq = max(self._committed_seq, seq)
         self._commit_loaded(consumer)
 
@@ -489,8 +494,12 @@ class KafkaLog:
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:
         """Produce the message to the dead-letter topic with its original bytes (a message the
         worker read: whatever they are, a lone surrogate or no JSON at all), its reason and its
-        partition and offset."""
+        partition and offset. An entry whose partition was revoked since it was read is left to
+        the partition's next owner, which reads it again: dead-lettered here too, it would be two
+        dead letters, one of them naming no source."""
         with self._lock:
+            if seq in self._revoked:
+                return
             polled = next((p for p in self._pending if p.seq == seq), None)
         source = f"{polled.partition}:{polled.offset}" if polled else ""
         value = polled.value if polled else _bytes_of(event)

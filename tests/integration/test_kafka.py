@@ -427,6 +427,45 @@ def test_a_message_dead_lettered_again_after_its_worker_stopped_is_one_dead_lett
     assert counter.dead_letter_count() == 2  # read on from where it stopped
 
 
+def test_an_entry_whose_partition_moved_to_another_worker_is_its_dead_letter_alone(
+        broker: Broker) -> None:
+    """A worker that read messages and lost their partitions to a worker joining the group does
+    not dead-letter them: their new owner reads them again and does. Each poison message is one
+    dead letter on the topic, and none of them names no source."""
+    address = _address(broker)
+    KafkaLog(address).append([{"eventType": "COMPLETE", "job": {"namespace": "ok", "name": f"bad{i}"}}
+                              for i in range(8)])
+    first = KafkaLog(address, client_id="worker-a")
+    taken: list[Any] = []
+    deadline = time.monotonic() + 60
+    while len(taken) < 8 and time.monotonic() < deadline:
+        taken += first.read(taken[-1].seq if taken else 0, 10)
+    assert len(taken) == 8
+    second = KafkaLog(address, client_id="worker-b")
+    moved: list[Any] = []
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline and (not moved or time.monotonic() - quiet_since < 3):
+        first.read(taken[-1].seq, 10)  # the first worker polls: it gives partitions up
+        more = second.read(moved[-1].seq if moved else 0, 10)
+        if more:
+            moved += more
+            quiet_since = time.monotonic()
+    assert moved, "the joining worker was given no partition"
+    for entry in taken:  # the batch the first worker read before the rebalance, all poison
+        first.add_dead_letter(entry.seq, entry.event, "no runId (first worker)")
+    first.commit("neo4j", taken[-1].seq)
+    for entry in moved:
+        second.add_dead_letter(entry.seq, entry.event, "no runId (second worker)")
+    second.commit("neo4j", moved[-1].seq)
+    first.close()
+    second.close()
+    letters = KafkaLog(address).dead_letters()
+    assert len(_topic_values(KafkaAddress(address.bootstrap, address.dead_letters))) == 8
+    assert sorted(d.event["job"]["name"] for d in letters) == [f"bad{i}" for i in range(8)]
+    by_second = sorted(d.event["job"]["name"] for d in letters if "second" in d.reason)
+    assert by_second == sorted(e.event["job"]["name"] for e in moved)
+
+
 def test_listing_events_by_time_on_a_kafka_log_is_a_clear_501(graph: Graph) -> None:
     """A topic lists and counts no events by time: Marquez's event listings and event stats say
     so (501), never a 500 nor a count of 0."""
