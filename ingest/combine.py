@@ -14,6 +14,7 @@ from operator import itemgetter
 from typing import Any
 
 from ingest.rows import KIND, KINDS, Row, RowKind, Rows
+from ingest.transform import STATE_RANK
 
 ANY = {"explicit": False, "observed": True, "coarse": False}
 """Flags that hold when any row of a key says so (missing from a row: the default)."""
@@ -142,8 +143,10 @@ def _merge_props(group: list[dict[str, Any]], merged: dict[str, Any]) -> None:
 def _merge_run(group: list[Row], kind: RowKind) -> Row:
     merged = _merge(group, kind)
     # the same winner in any order: precedence, then the event's stamp (time, then digest), as
-    # ingest/runs decides between batches
-    winner = max(group, key=lambda r: (r["rank"], r["evt"]))
+    # ingest/runs decides between batches; OTHER is no transition: the earliest OTHER holds
+    top = max(r["rank"] for r in group)
+    contenders = [r for r in group if r["rank"] == top]
+    winner = (min if top == STATE_RANK["OTHER"] else max)(contenders, key=lambda r: r["evt"])
     merged.update(state=winner["state"], rank=winner["rank"], stateTime=winner["time"],
                   stateStamp=winner["evt"],
                   stateTimeOriginal=next(iter(winner["stateTimesRaw"].values())))

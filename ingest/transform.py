@@ -54,8 +54,9 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]
         _dataset(ds, t, facet_max_bytes, rows, digest=event.digest, written=True)
-        # a declaration of the dataset: one of its versions (docs/marquez.md, "Versions")
-        rows.datasets[0]["declarations"] = [event_stamp]
+        # a declaration of the dataset: one of its versions (docs/marquez.md, "Versions"), with
+        # the source, description and tags it declared
+        rows.datasets[0]["declarations"] = [declaration(event_stamp, rows.datasets[0]["props"])]
     # the lineage facet, when present, is the event's whole lineage (docs/graph-model.md)
     explicit = explicit_lineage(raw, event.kind, job_ref, event.run_id, t, event_stamp, rows)
     if event.kind == "DatasetEvent" and not explicit:
@@ -234,6 +235,19 @@ def parent_run_id(namespace: str, job_name: str, run_id: str) -> str:
     except ValueError:
         dag = job_name.rsplit(".", 1)[0]
         return str(uuid.uuid3(uuid.NAMESPACE_URL, f"{namespace}.{dag}.{run_id}"))
+
+
+DECLARED = ("dataSourceName", "description", "tags")  # what a declared version keeps of its own
+
+
+def declaration(event_stamp: str, props: dict[str, Any]) -> str:
+    """A DatasetEvent's entry among its dataset's ``declarations``: its stamp, then (after a
+    unit separator) what it declared of the dataset's source, description and tags, as canonical
+    JSON. The stamp first: the entries sort by time."""
+    declared = {k: props[k] for k in DECLARED if props.get(k) is not None}
+    if not declared:
+        return event_stamp
+    return event_stamp + "\u001f" + orjson.dumps(declared, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _dataset(ds: dict[str, Any], t: datetime, cap: int, rows: Rows,

@@ -13,8 +13,11 @@ MERGE (j:Job {namespace: row.jobNamespace, name: row.jobName})
   ON CREATE SET j.stub = false
 MERGE (x:Run {runId: row.runId})
 WITH j, x, row,
+     // OTHER is no transition: among OTHER events the earliest holds (when the run became known)
      (x.stateRank IS NULL OR row.rank > x.stateRank
-      OR (row.rank = x.stateRank AND row.stateStamp >= coalesce(x.`@state`, ''))) AS wins,
+      OR (row.rank = x.stateRank AND CASE WHEN row.rank = 0
+                                          THEN x.`@state` IS NULL OR row.stateStamp <= x.`@state`
+                                          ELSE row.stateStamp >= coalesce(x.`@state`, '') END)) AS wins,
      // a run id reported for two jobs (a producer's bug): the job of the latest event
      (x.`@job` IS NULL OR row.stamp >= x.`@job`) AS jobWins,
      size([d IN row.digests WHERE d IN coalesce(x.events, [])]) AS dup

@@ -13,7 +13,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 # OpenLineage's eventType as the run state Marquez reports (Marquez's OpenLineageDao.getRunState).
 RUN_STATES = {"START": "RUNNING", "RUNNING": "RUNNING", "COMPLETE": "COMPLETED",
@@ -75,17 +75,31 @@ def native(value: Any) -> datetime | None:
     return found
 
 
-def declarations(props: dict[str, Any]) -> list[tuple[str, datetime]]:
-    """Each DatasetEvent that named a dataset: its stamp (``time|digest``) and its time."""
-    return [(s, datetime.strptime(s.split("|", 1)[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC))
-            for s in props.get("declarations") or []]
+class Declaration(NamedTuple):
+    """A DatasetEvent that named a dataset (ingest.transform.declaration): its stamp
+    (``time|digest``), its time, and what it declared of the dataset's source, description and
+    tags."""
+
+    stamp: str
+    time: datetime
+    declared: dict[str, Any]
+
+
+def declarations(props: dict[str, Any]) -> list[Declaration]:
+    found = []
+    for entry in props.get("declarations") or []:
+        event_stamp, _, declared = entry.partition("\u001f")
+        at = datetime.strptime(event_stamp.split("|", 1)[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+        found.append(Declaration(event_stamp, at.replace(tzinfo=UTC),
+                                 json.loads(declared) if declared else {}))
+    return found
 
 
 def current_version(props: dict[str, Any], written: dict[str, Any] | None) -> str:
     """A dataset's newest version: its latest write's or declaration's, else its first
     sighting's (docs/marquez.md, "Versions")."""
     ns, name = props["namespace"], props["name"]
-    made = [(t, declared_version(ns, name, s)) for s, t in declarations(props)]
+    made = [(d.time, declared_version(ns, name, d.stamp)) for d in declarations(props)]
     if written is not None:
         made.append((native(written["time"]) or EPOCH, dataset_version(ns, name, written["runId"])))
     return max(made)[1] if made else first_version(ns, name)

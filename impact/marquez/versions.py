@@ -51,16 +51,18 @@ def _dataset_versions(graph: Graph, namespace: str, name: str) -> list[dict[str,
     order = {n: i for i, n in enumerate(p.get("schemaColumns") or [])}
     columns = [{**c, "from": mm.native(c["from"]), "until": mm.native(c["until"])} for c in
                sorted(row["columns"], key=lambda c: (order.get(c["name"], len(order)), c["name"]))]
-    made = [(mm.native(w["written"] or w["at"]), mm.dataset_version(namespace, name, w["runId"]), w)
-            for w in row["writes"]]
-    made += [(t, mm.declared_version(namespace, name, s), None) for s, t in mm.declarations(p)]
+    made: list[tuple[datetime | None, str, dict[str, Any] | None, dict[str, Any]]] = [
+        (mm.native(w["written"] or w["at"]), mm.dataset_version(namespace, name, w["runId"]), w, {})
+        for w in row["writes"]]
+    made += [(d.time, mm.declared_version(namespace, name, d.stamp), None, d.declared)
+             for d in mm.declarations(p)]
     first = first_sighting(p, row["firstWritten"])
     if first is not None:
-        made.append((first, mm.first_version(namespace, name), None))
+        made.append((first, mm.first_version(namespace, name), None, {}))
     made.sort(key=lambda m: (m[0] is not None, m[0] or mm.EPOCH, m[1]), reverse=True)
     # facets are kept per dataset, not per version: they are the newest version's
-    return [_version(p, at, version, write, columns, newest=i == 0)
-            for i, (at, version, write) in enumerate(made)]
+    return [_version({**p, **declared}, at, version, write, columns, newest=i == 0)
+            for i, (at, version, write, declared) in enumerate(made)]
 
 
 def first_sighting(props: dict[str, Any], first_written: Any) -> datetime | None:
@@ -69,13 +71,14 @@ def first_sighting(props: dict[str, Any], first_written: Any) -> datetime | None
     seen = mm.native(props.get("firstSeen"))
     if seen is None:
         return None
-    earlier = [t for _, t in mm.declarations(props)] + [t for t in [mm.native(first_written)] if t]
+    earlier = [d.time for d in mm.declarations(props)] + [t for t in [mm.native(first_written)] if t]
     return seen if not earlier or seen < min(earlier) else None
 
 
 def _version(p: dict[str, Any], at: datetime | None, version: str, write: dict[str, Any] | None,
              columns: list[dict[str, Any]], newest: bool) -> dict[str, Any]:
-    """One version: a write (``write``: the run), a declaration or the first sighting (no run)."""
+    """One version: a write (``write``: the run), a declaration or the first sighting (no run).
+    ``p`` is the dataset's props, a declaration's own source, description and tags over them."""
     ns, name = p["namespace"], p["name"]
     fields = [{"name": c["name"], "type": c["type"], "tags": sorted(set(c["tags"])),
                "description": c["description"]} for c in columns

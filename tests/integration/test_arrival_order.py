@@ -183,6 +183,24 @@ def test_a_columns_type_is_that_of_the_current_schema(graph: Graph) -> None:
                                    "inSchema": True, "tags": []}], order
 
 
+def test_a_run_known_only_from_other_events_keeps_the_time_it_became_known(graph: Graph) -> None:
+    """OTHER is no transition: of a run's OTHER events the earliest sets its state time, in every
+    order and batching; a START after them moves it (docs/graph-model.md, "The latest value")."""
+    run = new_run_id()
+    events = [run_event("OTHER", run, time="2024-05-01T02:03:00Z"),
+              run_event("OTHER", run, time="2024-05-01T02:00:00Z"),
+              run_event("OTHER", run, time="2024-05-01T02:05:00Z")]
+    for how, batches in _loads(events):
+        wipe(graph)
+        for batch in batches:
+            ingest_events(graph, batch)
+        [row] = rows(graph, "MATCH (r:Run {runId: $id}) RETURN r.state AS s, r.stateTime AS t", id=run)
+        assert (row["s"], row["t"].iso_format()[:19]) == ("OTHER", "2024-05-01T02:00:00"), how
+    ingest_events(graph, [run_event("START", run, time="2024-05-01T02:04:00Z")])
+    [row] = rows(graph, "MATCH (r:Run {runId: $id}) RETURN r.state AS s, r.stateTime AS t", id=run)
+    assert (row["s"], row["t"].iso_format()[:19]) == ("START", "2024-05-01T02:04:00")
+
+
 def test_a_models_training_columns_are_the_union_of_its_runs_statements(graph: Graph) -> None:
     """Two events of one training run name different input columns for the model it writes:
     WROTE.trainedOn is their union, in every order and batching (docs/graph-model.md, "Models")."""

@@ -522,6 +522,19 @@ def test_a_legacy_put_of_a_stream_is_a_stream_and_adds_its_tags(graph: Graph,
         assert [f["name"] for f in again.json()["fields"]] == ["b"]
         assert api.get(path).json()["tags"] == ["PII", "SENSITIVE"]
         assert api.get(f"{path}/versions").json()["totalCount"] == 2
+        # each declared version keeps the source, description and tags its PUT declared; what a
+        # PUT left out (the first two said no description) is the dataset's current
+        assert api.put("/api/v1/sources/bus2", json={
+            "type": "KAFKA", "connectionUrl": "kafka://other:9092"}).status_code == 200
+        assert api.put(path, json={"type": "STREAM", "physicalName": "clicks", "sourceName": "bus2",
+                                   "description": "clicks, deduplicated", "tags": [],
+                                   "fields": [{"name": "b", "type": "INT"}]}).status_code == 200
+        newest, middle, oldest = api.get(f"{path}/versions").json()["versions"]
+        assert [(v["sourceName"], v["description"], v["tags"]) for v in (newest, middle, oldest)] == [
+            ("bus2", "clicks, deduplicated", ["PII", "SENSITIVE"]),
+            ("bus", "clicks, deduplicated", ["PII", "SENSITIVE"]),
+            ("bus", "clicks, deduplicated", ["PII"])]
+        assert api.get(f"{path}/versions/{oldest['version']}").json() == oldest
 
 
 def test_a_job_no_run_has_run_has_the_version_its_declaration_names(graph: Graph,
