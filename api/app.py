@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from starlette.routing import NoMatchFound
 
 from api import errors
 from api.deps import AppContext
@@ -56,6 +57,8 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if run_in_background:
+            build_routes(app)
         keeping = background.start(found) if run_in_background else None
         try:
             yield
@@ -86,3 +89,12 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
         app.include_router(area.router)
     docs.install(app)
     return app
+
+
+def build_routes(app: FastAPI) -> None:
+    """Build every route's request handling now. FastAPI builds a router's (its dependencies, its
+    parameters' and answers' models) at the first request that reaches that router, and that
+    request waits for it: a tenth of a second to a second (docs/benchmarks.md, "The first answers
+    after a start"). Asking for the path of a name that no route has walks every route."""
+    with contextlib.suppress(NoMatchFound):
+        app.url_path_for("lineage-graph: no route has this name")

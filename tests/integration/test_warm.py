@@ -28,8 +28,8 @@ SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
 STORE_READS = ["runs", "runs read and wrote", "columns", "column edges", "datasets", "dataset edges, downstream",
                "dataset edges, upstream", "reads and writes"]
 QUESTIONS = {"blast radius", "lineage", "column blast radius", "GDPR reach", "column lineage",
-             "upstream", "root cause", "column upstream", "Marquez's dataset", "job",
-             "Marquez's job"}
+             "upstream", "root cause", "column upstream", "Marquez's dataset",
+             "Marquez's datasets", "job", "Marquez's job", "Marquez's jobs"}
 
 
 def _shape(graph: Graph) -> tuple[int, int, int]:
