@@ -36,6 +36,26 @@ CORPUS = Path(os.environ.get("LINEAGE_CORPUS", SHARED / "corpus"))
 TEST_VARIABLES = ("LINEAGE_TEST_", "LINEAGE_CORPUS", "LINEAGE_FAULT_", "LINEAGE_BENCH_STATE_DIR")
 
 
+# The longest files, longest first (docs/benchmarks.md, "The test suite"): the workers take a file
+# at a time in the order collected, and a long file taken last keeps one worker busy while the
+# other has nothing left. A fault test (kills processes) and another kind alternate, so that two
+# fault tests seldom run at once.
+LONGEST_FIRST = (
+    "tests/faults/test_crash_recovery.py", "tests/integration/test_stack.py",
+    "tests/faults/test_kafka_faults.py", "tests/integration/test_mlflow.py",
+    "tests/faults/test_memory_limit.py", "tests/integration/test_kafka.py",
+    "tests/faults/test_terminal_hangup.py", "tests/integration/test_dbt.py",
+    "tests/integration/test_server.py", "tests/integration/test_spark_demo.py",
+    "tests/integration/test_openapi_fuzz.py", "tests/integration/test_policy_watch.py",
+    "tests/integration/test_durable_ingest.py", "tests/integration/test_browser.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many workers `-n auto` starts: LINEAGE_TEST_WORKERS, else one per core up to 4 (each
     runs a Neo4j of about 1.3 GB); one process alone when the tests share one server they wipe
