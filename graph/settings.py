@@ -126,7 +126,10 @@ class Settings(BaseSettings):
     loads cheaper per event in larger batches (a job that ran several times in one batch writes its
     nodes and edges once; measured in docs/benchmarks.md, "batches of 10,000"). A batch Neo4j
     refuses for its size is split, and the next ones are smaller."""
-    worker_poll: float = Field(default=0.2, gt=0)
+    # an idle worker looks for new events every worker_poll seconds: the first batch after a
+    # quiet spell waits up to that long (its cost idle: docs/benchmarks.md, "Measurements
+    # behind the code")
+    worker_poll: float = Field(default=0.05, gt=0)
     tags: str = ("PII=Personally identifiable information;"
                  "SENSITIVE=Contains sensitive information")
     """The tags every store has from the start, ``NAME=description`` separated by ``;`` (Marquez's

@@ -239,7 +239,7 @@ class Worker:
             self.limit = min(self.batch, self.limit + max(1, self.limit // 4))
             self.limit_bytes = min(self.batch_bytes, self.limit_bytes + self.limit_bytes // 4)
 
-    def run(self, stop: threading.Event, poll: float = 0.2,
+    def run(self, stop: threading.Event, poll: float = 0.05,
             on_batch: Callable[[BatchResult], None] = lambda r: None) -> None:
         """Consume until ``stop`` is set; back off while Neo4j is unavailable.
 
