@@ -94,7 +94,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
 def build_routes(app: FastAPI) -> None:
     """Build every route's request handling now. FastAPI builds a router's (its dependencies, its
     parameters' and answers' models) at the first request that reaches that router, and that
-    request waits for it: a tenth of a second to a second (docs/benchmarks.md, "The first answers
-    after a start"). Asking for the path of a name that no route has walks every route."""
+    request waits for it (docs/benchmarks.md, "The first answers after a start"). Asking for the
+    path of a name that no route has walks every route."""
     with contextlib.suppress(NoMatchFound):
         app.url_path_for("lineage-graph: no route has this name")
