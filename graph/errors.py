@@ -23,6 +23,8 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── UnknownCommand           (ingest.commands) a log entry is not a command this version knows
     ├── OrderMatters             (ingest.replay) a Spark replay cannot keep commands among events
     ├── CheckInputError          (impact.change.check) a change to check names what the graph lacks
+    ├── FileProblem              (impact.user_files) where a file users write is wrong (PolicyError,
+    │                            TiersError and SloError say it to the user)
     ├── PolicyError              (impact.policy.rules) a policy file that cannot be used
     ├── DocumentError            (impact.change.document) a change document is malformed
     ├── SqlError                 (impact.change.sql) SQL too large, crashing the parser, or past its limits

@@ -50,11 +50,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal, Self
 
-import yaml
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from graph.errors import LineageError
+from impact.user_files import Document, FileProblem, Problem, Strict, dotted, parse_yaml, read_yaml, validate
 
 Severity = Literal["error", "warning"]
 Must = Literal["never", "masked", "through"]
@@ -228,318 +229,247 @@ class Policies:
 
 def read_policies(path: Path) -> Policies:
     """The rules of the policy file at ``path``; PolicyError naming file, line and rule."""
-    name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise PolicyError(name, None, None, f"cannot be read: {e}") from e
-    return parse_policies(text, name)
+        return _policies(read_yaml(path, "a policy file"))
+    except FileProblem as e:
+        raise _said(e.problem, None) from None
 
 
 def parse_policies(text: str, name: str = "<policies>") -> Policies:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise PolicyError(name, mark.line + 1 if mark else None, None,
-                          f"not YAML: {getattr(e, 'problem', None) or e}") from e
-    except RecursionError as e:
-        raise PolicyError(name, None, None, "nested too deeply to be a policy file") from e
-    if root is None:
-        raise PolicyError(name, None, None, "empty: expected 'version: 1' and 'rules'")
-    top = _mapping(root, name, None, "the file")
-    _only(top, root, name, None, ("version", "rules"), "the file")
-    version = top.get("version")
-    if version is None or _scalar(version) != "1":
-        raise PolicyError(name, _line(version or root), None, "'version: 1' is required")
-    rules_node = top.get("rules")
-    if not isinstance(rules_node, yaml.SequenceNode) or not rules_node.value:
-        raise PolicyError(name, _line(rules_node or root), None,
-                          "'rules' must be a list of at least one rule")
-    rules: list[Rule] = []
-    for node in rules_node.value:
-        rule = _rule(node, name)
-        if any(r.id == rule.id for r in rules):
-            raise PolicyError(name, rule.line, rule.id, "the id is used by an earlier rule")
-        rules.append(rule)
-    return Policies(name, tuple(rules))
+        return _policies(parse_yaml(text, name, "a policy file"))
+    except FileProblem as e:
+        raise _said(e.problem, None) from None
 
 
-def _rule(node: yaml.Node, name: str) -> Rule:
-    fields = _mapping(node, name, None, "a rule")
-    rule_id_node = fields.get("id")
-    rule_id = _scalar(rule_id_node) if rule_id_node is not None else None
-    if rule_id is None or not _ID.fullmatch(rule_id):
-        raise PolicyError(name, _line(rule_id_node or node), None,
-                          "each rule needs an 'id' (letters, digits, '.', '_', '-')")
-    _only(fields, node, name, rule_id, ("id", "description", "severity", "owners", *_KINDS,
-                                        "waivers"), "a rule")
-    severity = _scalar(fields["severity"]) if "severity" in fields else "error"
-    if severity not in ("error", "warning"):
-        raise PolicyError(name, _line(fields["severity"]), rule_id,
-                          f"severity {severity!r}: expected error or warning")
-    if sum(kind in fields for kind in _KINDS) != 1:
-        raise PolicyError(name, _line(node), rule_id, "a rule checks one thing: give it one of "
-                          "'flow', 'metadata', 'residency', 'sources' or 'quality'")
-    owners = tuple(_strings(fields["owners"], name, rule_id, "owners")) if "owners" in fields else ()
-    waivers = tuple(_waiver(w, name, rule_id) for w in _items(fields.get("waivers"), name, rule_id,
-                                                                 "waivers"))
-    description = _scalar(fields["description"]) if "description" in fields else ""
-    return Rule(rule_id, description or "", severity,  # type: ignore[arg-type]
-                _flow(fields["flow"], name, rule_id) if "flow" in fields else None,
-                _metadata(fields["metadata"], name, rule_id) if "metadata" in fields else None,
-                _residency(fields["residency"], name, rule_id) if "residency" in fields else None,
-                _sources(fields["sources"], name, rule_id) if "sources" in fields else None,
-                _quality(fields["quality"], name, rule_id) if "quality" in fields else None,
-                owners, waivers, _line(node))
+def _policies(document: Document) -> Policies:
+    try:
+        found = validate(document, _PolicyFile)
+        rules: list[Rule] = []
+        for i, rule in enumerate(found.rules):
+            if any(r.id == rule.id for r in rules):
+                raise document.problem(("rules", i), "the id is used by an earlier rule")
+            rules.append(_rule(rule, document.line_at(("rules", i))))
+    except FileProblem as e:
+        raise _said(e.problem, document) from None
+    return Policies(document.file, tuple(rules))
 
 
-def _metadata(node: yaml.Node, name: str, rule_id: str) -> MetadataRule:
-    fields = _section(node, name, rule_id, "metadata", ("datasets", "require"),
-                      ("datasets", "require"))
-    datasets = _datasets(fields["datasets"], name, rule_id, "datasets")
-    require = _strings(fields["require"], name, rule_id, "require")
-    for item in require:
-        if item not in REQUIREMENTS:
-            raise PolicyError(name, _line(fields["require"]), rule_id,
-                              f"require {item!r}: expected {', '.join(REQUIREMENTS)}")
-    if not require:
-        raise PolicyError(name, _line(fields["require"]), rule_id, "'require' is empty")
-    return MetadataRule(datasets, tuple(dict.fromkeys(require)))
+def _said(problem: Problem, document: Document | None) -> PolicyError:
+    """The problem as a PolicyError: inside a rule whose id is readable, named by that id and
+    its place from the rule down."""
+    loc, rule = problem.loc, None
+    if document is not None and len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        found = document.value_at(("rules", loc[1], "id"))
+        if isinstance(found, str) and _ID.fullmatch(found):
+            rule, loc = found, loc[2:]
+    message = f"{dotted(loc)}: {problem.message}" if loc else problem.message
+    return PolicyError(problem.file, problem.line, rule, message)
 
 
-def _residency(node: yaml.Node, name: str, rule_id: str) -> ResidencyRule:
-    fields = _section(node, name, rule_id, "residency", ("regions", "unregioned"), ("regions",))
-    regions = _mapping(fields["regions"], name, rule_id, "regions")
-    if len(regions) < 2:
-        raise PolicyError(name, _line(fields["regions"]), rule_id,
-                          "'regions' names at least two regions, each with its datasets")
-    unregioned = _scalar(fields["unregioned"]) if "unregioned" in fields else "outside"
-    if unregioned not in ("outside", "allowed"):
-        raise PolicyError(name, _line(fields["unregioned"]), rule_id,
-                          f"unregioned {unregioned!r}: expected outside or allowed")
-    return ResidencyRule(tuple((region, tuple(_datasets(s, name, rule_id, f"regions.{region}")
-                                              for s in _one_or_more(value)))
-                               for region, value in regions.items()),
-                         unregioned == "outside")
-
-
-def _quality(node: yaml.Node, name: str, rule_id: str) -> QualityRule:
-    fields = _section(node, name, rule_id, "quality", ("columns", "metric", "above", "below"),
-                      ("columns", "metric"))
-    metric = _scalar(fields["metric"])
-    if metric not in METRICS:
-        raise PolicyError(name, _line(fields["metric"]), rule_id,
-                          f"metric {metric!r}: expected {', '.join(METRICS)}")
-    bounds: dict[str, float] = {}
-    for bound in ("above", "below"):
-        if bound in fields:
-            raw = _scalar(fields[bound])
-            try:
-                bounds[bound] = float(raw or "")
-            except ValueError as e:
-                raise PolicyError(name, _line(fields[bound]), rule_id,
-                                  f"{bound} {raw!r}: expected a number") from e
-    if not bounds:
-        raise PolicyError(name, _line(node), rule_id, "quality needs 'above' or 'below' (or both)")
-    return QualityRule(_selector(fields["columns"], name, rule_id, "columns"), metric,
-                       bounds.get("above"), bounds.get("below"))
-
-
-def _sources(node: yaml.Node, name: str, rule_id: str) -> SourcesRule:
-    fields = _section(node, name, rule_id, "sources", ("sinks", "allow"), ("sinks", "allow"))
-    allow = tuple(_datasets(s, name, rule_id, "allow") for s in _one_or_more(fields["allow"]))
-    return SourcesRule(_datasets(fields["sinks"], name, rule_id, "sinks"), allow)
-
-
-def _datasets(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:
-    """A selector of datasets: a tag, namespace and dataset patterns, no column."""
-    selected = _selector(node, name, rule_id, what)
-    if selected.column is not None:
-        raise PolicyError(name, _line(node), rule_id,
-                          f"'{what}' selects datasets: a tag, namespace and dataset, no column")
-    return selected
-
-
-def _one_or_more(node: yaml.Node) -> list[yaml.Node]:
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
-
-
-def _checkpoint(node: yaml.Node, name: str, rule_id: str) -> Checkpoint:
-    fields = _mapping(node, name, rule_id, "a checkpoint")
-    _only(fields, node, name, rule_id, ("job", "dataset", "namespace"), "a checkpoint")
-    if ("job" in fields) == ("dataset" in fields):
-        raise PolicyError(name, _line(node), rule_id,
-                          "a checkpoint is a 'job' or a 'dataset' (and perhaps its 'namespace')")
-    kind = "job" if "job" in fields else "dataset"
-    pattern = _scalar(fields[kind])
-    if not pattern:
-        raise PolicyError(name, _line(fields[kind]), rule_id, f"the checkpoint's {kind} is empty")
-    for key in (kind, "namespace"):
-        if key in fields:
-            _bounded(_scalar(fields[key]) or "", name, _line(fields[key]), rule_id,
-                     f"the checkpoint's {key}")
-    return Checkpoint(kind, pattern,  # type: ignore[arg-type]
-                      _scalar(fields["namespace"]) if "namespace" in fields else None)
-
-
-def _flow(node: yaml.Node, name: str, rule_id: str) -> FlowRule:
-    fields = _section(node, name, rule_id, "flow", ("from", "to", "must", "through",
-                                                     "aggregation", "unverified"),
-                      ("from", "to", "must"))
-    must = _scalar(fields["must"])
-    if must not in ("never", "masked", "through"):
-        raise PolicyError(name, _line(fields["must"]), rule_id,
-                          f"must {must!r}: expected never, masked or through")
-    if (must == "through") != ("through" in fields):
-        raise PolicyError(name, _line(fields.get("through", fields["must"])), rule_id,
-                          "'must: through' and 'through' (the checkpoints) go together")
-    through = tuple(_checkpoint(c, name, rule_id)
-                    for c in _one_or_more(fields["through"])) if "through" in fields else ()
-    aggregation = _scalar(fields["aggregation"]) if "aggregation" in fields else "does-not-mask"
-    if aggregation not in ("masks", "does-not-mask"):
-        raise PolicyError(name, _line(fields["aggregation"]), rule_id,
-                          f"aggregation {aggregation!r}: expected masks or does-not-mask")
-    unverified = _scalar(fields["unverified"]) if "unverified" in fields else "violation"
-    if unverified not in ("violation", "allowed"):
-        raise PolicyError(name, _line(fields["unverified"]), rule_id,
-                          f"unverified {unverified!r}: expected violation or allowed")
-    source = _selector(fields["from"], name, rule_id, "from")
-    target = _selector(fields["to"], name, rule_id, "to")
-    if target.tag is not None:
-        raise PolicyError(name, _line(fields["to"]), rule_id,
-                          "'to' selects by namespace, dataset and column; tags select sources")
-    return FlowRule(source, target, must, aggregation == "masks",  # type: ignore[arg-type]
-                    unverified == "allowed", through)
-
-
-def _selector(node: yaml.Node, name: str, rule_id: str, what: str) -> Selector:
-    fields = _mapping(node, name, rule_id, what)
-    _only(fields, node, name, rule_id, _SELECTOR_KEYS, what)
-    if not fields:
-        raise PolicyError(name, _line(node), rule_id,
-                          f"'{what}' selects nothing: give a tag, namespace, dataset or column")
-    values = {k: _scalar(v) for k, v in fields.items()}
-    for k, v in values.items():
-        if not v:
-            raise PolicyError(name, _line(fields[k]), rule_id, f"{what}.{k} is empty")
-        _bounded(v, name, _line(fields[k]), rule_id, f"{what}.{k}")
-    return Selector(**values)
-
+# --- the file's shape: what a user may write, checked before anything is built ----------------
 
 GLOB_CHARS = 1000
 """The longest pattern a rule may give (a name is at most 2,000 bytes; a glob is run as a
 regular expression in Neo4j, with no time limit of its own)."""
 GLOB_WILDCARDS = 16
-"""The most ``*`` and ``?`` in one pattern: ``*a*a*a…`` is matched by backtracking."""
+"""The most ``*`` and ``?`` in one pattern: ``*a*a…`` is matched by backtracking."""
 GLOB_CLASS_CHARS = 64
 """The longest ``[...]`` character class."""
 
 
-def _bounded(pattern: str, name: str, line: int | None, rule_id: str, what: str) -> None:
+def _bounded(pattern: str) -> str:
     """A glob within the bounds above, so that matching it is quick whatever names it meets."""
     if len(pattern) > GLOB_CHARS:
-        raise PolicyError(name, line, rule_id, f"{what}: a pattern of {len(pattern)} characters, "
-                          f"over the limit of {GLOB_CHARS}")
+        raise ValueError(f"a pattern of {len(pattern)} characters, over the limit of {GLOB_CHARS}")
     if sum(pattern.count(c) for c in "*?") > GLOB_WILDCARDS:
-        raise PolicyError(name, line, rule_id, f"{what}: more than {GLOB_WILDCARDS} wildcards "
-                          "(* and ?) in one pattern")
+        raise ValueError(f"more than {GLOB_WILDCARDS} wildcards (* and ?) in one pattern")
     for found in re.finditer(r"\[[^\]]*\]?", pattern):
         if len(found.group()) > GLOB_CLASS_CHARS + 2:
-            raise PolicyError(name, line, rule_id, f"{what}: a [...] class of more than "
-                              f"{GLOB_CLASS_CHARS} characters")
+            raise ValueError(f"a [...] class of more than {GLOB_CLASS_CHARS} characters")
+    return pattern
 
 
-def _waiver(node: yaml.Node, name: str, rule_id: str) -> Waiver:
-    fields = _mapping(node, name, rule_id, "a waiver")
-    _only(fields, node, name, rule_id, ("namespace", "dataset", "column", "from", "reason",
-                                        "until"), "a waiver")
-    reason = _scalar(fields["reason"]) if "reason" in fields else None
-    if not reason:
-        raise PolicyError(name, _line(node), rule_id, "a waiver needs a 'reason'")
-    until = None
-    if "until" in fields:
-        raw = _scalar(fields["until"])
+def _listed(value: Any) -> Any:
+    """One item or a list of them, as a list."""
+    return value if isinstance(value, list) else [value]
+
+
+def _a_date(value: Any) -> Any:
+    if isinstance(value, str):
         try:
-            until = date.fromisoformat(raw or "")
-        except ValueError as e:
-            raise PolicyError(name, _line(fields["until"]), rule_id,
-                              f"until {raw!r}: expected a date, YYYY-MM-DD") from e
-    selected = {k: _scalar(fields[k]) for k in ("namespace", "dataset", "column") if k in fields}
-    for k, v in selected.items():
-        _bounded(v or "", name, _line(fields[k]), rule_id, f"a waiver's {k}")
-    source = _selector(fields["from"], name, rule_id, "from") if "from" in fields else None
-    if source is not None and source.tag is not None:
-        raise PolicyError(name, _line(fields["from"]), rule_id,
-                          "a waiver's 'from' names a dataset (and column), not a tag")
-    if not selected and source is None:
-        raise PolicyError(name, _line(node), rule_id,
-                          "a waiver names the dataset (and column) it covers, or the path's "
-                          "'from' (or both)")
-    return Waiver(Selector(**selected), reason, until, source)
+            return date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r}: expected a date, YYYY-MM-DD") from None
+    return value
 
 
-# --- YAML nodes, with their lines -----------------------------------------------------------
-
-def _section(node: yaml.Node, name: str, rule_id: str, what: str, allowed: tuple[str, ...],
-             needed: tuple[str, ...]) -> dict[str, yaml.Node]:
-    """A rule's section (``flow``, ``metadata`` ...): a mapping of only ``allowed`` keys, with
-    every key of ``needed``."""
-    fields = _mapping(node, name, rule_id, what)
-    _only(fields, node, name, rule_id, allowed, what)
-    for key in needed:
-        if key not in fields:
-            raise PolicyError(name, _line(node), rule_id, f"{what} needs '{key}'")
-    return fields
+Glob = Annotated[str, Field(min_length=1), AfterValidator(_bounded)]
 
 
-def _line(node: yaml.Node | None) -> int | None:
-    return None if node is None else node.start_mark.line + 1
+class _Datasets(Strict):
+    """Datasets: a tag, namespace and dataset patterns (no column)."""
+
+    tag: Glob | None = None
+    namespace: Glob | None = None
+    dataset: Glob | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> Self:
+        if not self.model_fields_set:
+            raise ValueError("selects nothing: give a tag, namespace or dataset")
+        return self
+
+    def selector(self) -> Selector:
+        return Selector(self.tag, self.namespace, self.dataset)
 
 
-def _mapping(node: yaml.Node, name: str, rule_id: str | None, what: str) -> dict[str, yaml.Node]:
-    if not isinstance(node, yaml.MappingNode):
-        raise PolicyError(name, _line(node), rule_id, f"{what} must be a mapping of keys")
-    found: dict[str, yaml.Node] = {}
-    for key, value in node.value:
-        k = _scalar(key)
-        if k is None:
-            raise PolicyError(name, _line(key), rule_id, f"{what}: keys are words")
-        if k in found:
-            raise PolicyError(name, _line(key), rule_id, f"{what}: '{k}' is given twice")
-        found[k] = value
-    return found
+class _Columns(_Datasets):
+    """Columns: a tag, namespace, dataset and column patterns."""
+
+    column: Glob | None = None
+
+    def selector(self) -> Selector:
+        return Selector(self.tag, self.namespace, self.dataset, self.column)
 
 
-def _only(fields: dict[str, yaml.Node], node: yaml.Node, name: str, rule_id: str | None,
-          allowed: tuple[str, ...], what: str) -> None:
-    for k, value in fields.items():
-        if k not in allowed:
-            close = fnmatch.filter(allowed, k[:2] + "*")
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise PolicyError(name, _line(value), rule_id,
-                              f"{what}: unknown key '{k}'{hint}; expected {', '.join(allowed)}")
+class _Checkpoint(Strict):
+    job: Glob | None = None
+    dataset: Glob | None = None
+    namespace: Glob | None = None
+
+    @model_validator(mode="after")
+    def _job_or_dataset(self) -> Self:
+        if (self.job is None) == (self.dataset is None):
+            raise ValueError("a checkpoint is a 'job' or a 'dataset' (and perhaps its 'namespace')")
+        return self
 
 
-def _scalar(node: yaml.Node | None) -> str | None:
-    if isinstance(node, yaml.ScalarNode):
-        return str(node.value)
-    return None
+class _Flow(Strict):
+    source: _Columns = Field(alias="from")
+    to: _Columns
+    must: Must
+    through: Annotated[list[_Checkpoint], BeforeValidator(_listed)] | None = None
+    aggregation: Literal["masks", "does-not-mask"] = "does-not-mask"
+    unverified: Literal["violation", "allowed"] = "violation"
+
+    @model_validator(mode="after")
+    def _agrees(self) -> Self:
+        if (self.must == "through") != (self.through is not None):
+            raise ValueError("'must: through' and 'through' (the checkpoints) go together")
+        if self.to.tag is not None:
+            raise ValueError("'to' selects by namespace, dataset and column; tags select sources")
+        return self
 
 
-def _items(node: yaml.Node | None, name: str, rule_id: str, what: str) -> list[yaml.Node]:
-    if node is None:
-        return []
-    if not isinstance(node, yaml.SequenceNode):
-        raise PolicyError(name, _line(node), rule_id, f"'{what}' must be a list")
-    return list(node.value)
+class _Metadata(Strict):
+    datasets: _Datasets
+    require: list[Literal[REQUIREMENTS]] = Field(min_length=1)  # type: ignore[valid-type]
 
 
-def _strings(node: yaml.Node, name: str, rule_id: str, what: str) -> list[str]:
-    out = []
-    for item in _items(node, name, rule_id, what):
-        value = _scalar(item)
-        if value is None:
-            raise PolicyError(name, _line(item), rule_id, f"'{what}' holds text only")
-        out.append(value)
-    return out
+class _Residency(Strict):
+    regions: dict[str, Annotated[list[_Datasets], BeforeValidator(_listed)]]
+    unregioned: Literal["outside", "allowed"] = "outside"
+
+    @model_validator(mode="after")
+    def _two_regions(self) -> Self:
+        if len(self.regions) < 2:
+            raise ValueError("'regions' names at least two regions, each with its datasets")
+        return self
+
+
+class _Sources(Strict):
+    sinks: _Datasets
+    allow: Annotated[list[_Datasets], BeforeValidator(_listed)]
+
+
+class _Quality(Strict):
+    columns: _Columns
+    metric: Literal[METRICS]  # type: ignore[valid-type]
+    above: float | None = None
+    below: float | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Self:
+        if self.above is None and self.below is None:
+            raise ValueError("give 'above' or 'below' (or both)")
+        return self
+
+
+class _Waiver(Strict):
+    namespace: Glob | None = None
+    dataset: Glob | None = None
+    column: Glob | None = None
+    source: _Columns | None = Field(None, alias="from")
+    reason: str = Field(min_length=1)
+    until: Annotated[date, BeforeValidator(_a_date)] | None = None
+
+    @model_validator(mode="after")
+    def _covers(self) -> Self:
+        if self.source is not None and self.source.tag is not None:
+            raise ValueError("a waiver's 'from' names a dataset (and column), not a tag")
+        if self.source is None and not {"namespace", "dataset", "column"} & self.model_fields_set:
+            raise ValueError("a waiver names the dataset (and column) it covers, or the path's "
+                             "'from' (or both)")
+        return self
+
+
+class _Rule(Strict):
+    id: str
+    description: str = ""
+    severity: Severity = "error"
+    owners: list[str] = []
+    flow: _Flow | None = None
+    metadata: _Metadata | None = None
+    residency: _Residency | None = None
+    sources: _Sources | None = None
+    quality: _Quality | None = None
+    waivers: list[_Waiver] = []
+
+    @field_validator("id")
+    @classmethod
+    def _an_id(cls, value: str) -> str:
+        if not _ID.fullmatch(value):
+            raise ValueError("each rule needs an 'id' (letters, digits, '.', '_', '-')")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Self:
+        if sum(getattr(self, kind) is not None for kind in _KINDS) != 1:
+            raise ValueError("a rule checks one thing: give it one of 'flow', 'metadata', "
+                             "'residency', 'sources' or 'quality'")
+        return self
+
+
+class _PolicyFile(Strict):
+    version: Literal[1]
+    rules: list[_Rule] = Field(min_length=1)
+
+
+def _rule(rule: _Rule, line: int | None) -> Rule:
+    flow = metadata = residency = sources = quality = None
+    if rule.flow is not None:
+        f = rule.flow
+        flow = FlowRule(f.source.selector(), f.to.selector(), f.must, f.aggregation == "masks",
+                        f.unverified == "allowed",
+                        tuple(Checkpoint("job" if c.job is not None else "dataset",
+                                         c.job or c.dataset or "", c.namespace)
+                              for c in f.through or ()))
+    if rule.metadata is not None:
+        metadata = MetadataRule(rule.metadata.datasets.selector(),
+                                tuple(dict.fromkeys(rule.metadata.require)))
+    if rule.residency is not None:
+        residency = ResidencyRule(tuple((region, tuple(d.selector() for d in datasets))
+                                        for region, datasets in rule.residency.regions.items()),
+                                  rule.residency.unregioned == "outside")
+    if rule.sources is not None:
+        sources = SourcesRule(rule.sources.sinks.selector(),
+                              tuple(d.selector() for d in rule.sources.allow))
+    if rule.quality is not None:
+        q = rule.quality
+        quality = QualityRule(q.columns.selector(), q.metric, q.above, q.below)
+    waivers = tuple(Waiver(Selector(None, w.namespace, w.dataset, w.column), w.reason, w.until,
+                           w.source.selector() if w.source is not None else None)
+                    for w in rule.waivers)
+    return Rule(rule.id, rule.description, rule.severity, flow, metadata, residency, sources,
+                quality, tuple(rule.owners), waivers, line)

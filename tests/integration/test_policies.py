@@ -310,7 +310,7 @@ def test_the_cli_formats_and_exit_codes(shop: Graph, monkeypatch: pytest.MonkeyP
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nrules:\n  - id: x\n    flow: {from: {tag: PII}, must: masked}\n")
     refused = runner.invoke(app, ["policy", "check", "--policies", str(bad)])
-    assert refused.exit_code == 2 and f"{bad}:4: rule x: flow needs 'to'" in refused.output
+    assert refused.exit_code == 2 and f"{bad}:4: rule x: flow.to: required" in refused.output
     missing = runner.invoke(app, ["policy", "check"])
     assert missing.exit_code == 2 and "LINEAGE_POLICIES" in missing.output
 

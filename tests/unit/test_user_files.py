@@ -18,9 +18,9 @@ TIERS = [
     ("tierz: []\n", ":1: tierz: unknown key (did you mean tiers?); expected tiers"),
     ("tiers:\n  - tier: x\n    match: [{}]\n", ":3: tiers[0].match[0]: give a namespace or a name"),
     ("a: &x [1]\nb: *x\n", ":2: anchors and aliases (*name) are not read here"),
-    ("tiers:\n  - tier: x\n    match: [{name: 3}]\n", ":3: tiers[0].match[0].name: Input should "
-                                                         "be a valid string"),
-    ("- a\n", ":1: the file: expected a mapping of keys"),
+    ("tiers:\n  - tier: x\n    match: [{name: 3}]\n", ":3: tiers[0].match[0].name: 3: expected "
+                                                         "a valid string"),
+    ("- a\n", ":1: expected a mapping of keys"),
     ("tiers: [\n", "not YAML"),
 ]
 SLOS = [
@@ -33,7 +33,7 @@ SLOS = [
     ("slos:\n  - {sli: coverage, tier: critical, objectiv: 0.5}\n",
      ":2: slos[0].objectiv: unknown key (did you mean objective?)"),
     ("slos:\n  - {sli: coverage, tier: critical, objective: '0.5'}\n",
-     ":2: slos[0].objective: Input should be a valid number"),
+     ":2: slos[0].objective: '0.5': expected a valid number"),
     ("slos:\n  - {sli: silent_jobs, tier: c}\n", ":2: slos[0]: silent_jobs is judged by 'max'"),
 ]
 
