@@ -33,6 +33,7 @@ from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
 from graph.file_lock import held
+from graph.local_service import ServiceStatus, status_from_pid, tail
 from graph.private import PRIVATE_UMASK, private_dir, private_file
 from graph.probes import bolt_ok, http_ok, process_alive, read_pid
 from graph.settings import Settings
@@ -45,25 +46,25 @@ _USER = "neo4j"
 
 
 @dataclass(frozen=True)
-class ServerStatus:
-    """What ``lineage neo4j status`` reports; ``state`` is running, stopped, crashed or external."""
+class ServerStatus(ServiceStatus):
+    """A Neo4j's status, as ``lineage neo4j status`` reports it: where to connect and as whom."""
 
-    state: str
     bolt_uri: str
     browser_url: str
     user: str
     password_file: str | None
     home: str | None
-    pid: int | None
     version: str | None
-    detail: str
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
+        return json.dumps(asdict(self) | {"log": str(self.log) if self.log else None}, indent=2)
 
 
 class LocalServer:
-    """Provision, start, stop and inspect the Neo4j server under ``settings.neo4j_home``."""
+    """Provision, start, stop and inspect the Neo4j server under ``settings.neo4j_home`` (a
+    graph.local_service.LocalService)."""
+
+    name = "neo4j"
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -194,17 +195,17 @@ class LocalServer:
         )
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def start(self, say: Callable[[str], None] = lambda line: None) -> tuple[ServerStatus, bool]:
-        """Start the server and wait until it answers; returns (status, started_now). ``say``
+    def start(self, say: Callable[[str], None] = lambda line: None) -> bool:
+        """Start the server and wait until it answers; False when it was running already. ``say``
         hears each step as it goes (assembling, starting, waiting for it to answer)."""
         current = self.status()
         if current.state == "running":
-            return current, False
+            return False
         if current.state == "starting":
             # our own server, alive but slow to answer (starting, or too busy to answer the last
             # check within its timeout): wait for it rather than start a second one
             self._wait_until_answering(say)
-            return self.status(), False
+            return False
         if current.state == "crashed":
             self.pid_file.unlink(missing_ok=True)
         if http_ok(self.http_url):
@@ -218,9 +219,9 @@ class LocalServer:
         done = self._java(_LAUNCHER, "start", nice=self.settings.neo4j_nice, detached=True)
         if done.returncode != 0:
             raise ServerError(f"Neo4j did not start (exit {done.returncode}):\n"
-                              f"{done.stdout}{done.stderr}\n{self._log_tail()}")
+                              f"{done.stdout}{done.stderr}\n{self.log_tail()}")
         self._wait_until_answering(say)
-        return self.status(), True
+        return True
 
     def stop(self) -> bool:
         """Stop the server cleanly; False if it was not running."""
@@ -240,27 +241,12 @@ class LocalServer:
                 f"{self.settings.neo4j_bolt_port}&db=neo4j&preselectAuthMethod=NATIVE")
 
     def status(self) -> ServerStatus:
-        """Running (process alive and answering), stopped, or crashed (stale pid file)."""
-        pid = read_pid(self.pid_file)
-        if pid is None:
-            state, detail = "stopped", "no server process"
-        elif not process_alive(pid):
-            state, detail = "crashed", f"pid {pid} in {self.pid_file} is gone; it did not stop cleanly"
-        elif http_ok(self.http_url):
-            state, detail = "running", f"answering on {self.http_url}"
-        else:
-            state, detail = "starting", f"pid {pid} alive but not answering yet"
-        return ServerStatus(
-            state=state,
-            bolt_uri=self.bolt_uri,
-            browser_url=self.browser_url,
-            user=_USER,
-            password_file=str(self.password_file),
-            home=str(self.home),
-            pid=pid if state in ("running", "starting") else None,
-            version=self.settings.neo4j_version,
-            detail=detail,
-        )
+        """Running (process alive and answering), starting, stopped, or crashed (stale pid file)."""
+        found = status_from_pid(self.name, self.pid_file, lambda: http_ok(self.http_url),
+                                self.http_url, self.home / "logs" / "neo4j.log")
+        return ServerStatus(**vars(found), bolt_uri=self.bolt_uri, browser_url=self.browser_url,
+                            user=_USER, password_file=str(self.password_file), home=str(self.home),
+                            version=self.settings.neo4j_version)
 
     def _wait_until_answering(self, say: Callable[[str], None] = lambda line: None) -> None:
         started = time.monotonic()
@@ -272,18 +258,15 @@ class LocalServer:
                 return
             pid = read_pid(self.pid_file)
             if pid is not None and not process_alive(pid):
-                raise ServerError(f"Neo4j exited while starting:\n{self._log_tail()}")
+                raise ServerError(f"Neo4j exited while starting:\n{self.log_tail()}")
             time.sleep(0.5)
         raise ServerError(
             f"Neo4j did not answer within {self.settings.neo4j_start_timeout:.0f}s:\n"
-            f"{self._log_tail()}"
+            f"{self.log_tail()}"
         )
 
-    def _log_tail(self, lines: int = 30) -> str:
-        path = self.home / "logs" / "neo4j.log"
-        if not path.exists():
-            return f"(no log at {path})"
-        return "\n".join(path.read_text("utf-8", errors="replace").splitlines()[-lines:])
+    def log_tail(self, lines: int = 30) -> str:
+        return tail([self.home / "logs" / "neo4j.log"], lines)
 
 
 def external_status(settings: Settings) -> ServerStatus:
@@ -291,7 +274,10 @@ def external_status(settings: Settings) -> ServerStatus:
     assert settings.neo4j_uri is not None
     ok = bolt_ok(settings.neo4j_uri, settings.neo4j_password or "", user=settings.neo4j_user)
     return ServerStatus(
+        name="neo4j",
         state="external" if ok else "unreachable",
+        address=settings.neo4j_uri,
+        log=None,
         bolt_uri=settings.neo4j_uri,
         browser_url="(the server's own Browser)",
         user=settings.neo4j_user,

@@ -129,7 +129,7 @@ def local_server() -> Iterator[LocalServer]:
             lib.parent.mkdir(parents=True, exist_ok=True)
             lib.symlink_to(first.home / "lib", target_is_directory=True)
     server = LocalServer(settings)
-    _, started = server.start()
+    started = server.start()
     yield server
     if started and not os.environ.get("LINEAGE_TEST_KEEP_SERVER"):
         server.stop()

@@ -31,11 +31,12 @@ def start_cmd() -> None:
     """Start the local broker (assembled with Maven on first use) and create the topics."""
     from ingest.log.kafka_broker import LocalBroker
 
+    broker = LocalBroker(get_settings())
     with progress("starting Kafka…") as say:
-        status = LocalBroker(get_settings()).start(say=say)
+        broker.start(say=say)
         topic = ensure_topics()
-    out.print(f"Kafka {status.state} on {status.bootstrap}; topic {topic} (data in {status.home})",
-              highlight=False)
+    out.print(f"Kafka {broker.status().state} on {broker.bootstrap}; topic {topic} (data in "
+              f"{broker.home})", highlight=False)
 
 
 @kafka_app.command("stop")
@@ -52,4 +53,4 @@ def status_cmd() -> None:
     from ingest.log.kafka_broker import LocalBroker
 
     status = LocalBroker(get_settings()).status()
-    out.print(f"Kafka {status.state}: {status.bootstrap} ({status.detail})", highlight=False)
+    out.print(f"Kafka {status.state}: {status.address} ({status.detail})", highlight=False)

@@ -70,7 +70,7 @@ def sync_cmd(
 
     Example: lineage mlflow sync --tracking-uri http://127.0.0.1:5055
     """
-    from api.local.mlflow_server import status
+    from api.local.mlflow_server import MlflowServer
     from ingest.log.sqlite import open_event_log
     from ingest.mlflow.records import MlflowError, Tracking
     from ingest.mlflow.sync import sync
@@ -79,7 +79,7 @@ def sync_cmd(
     from ingest.times import parse_time
 
     settings = get_settings()
-    uri = tracking_uri or settings.mlflow_uri or status(settings).url
+    uri = tracking_uri or settings.mlflow_uri or MlflowServer(settings).url
     try:
         Tracking(uri)  # a URI that names no server is a bad option, not a failure
     except MlflowError as e:
@@ -131,10 +131,11 @@ def sync_cmd(
 def start_cmd() -> None:
     """Start a local MLflow tracking server (SQLite store under the state directory, on loopback;
     MLflow is installed into the state directory on first use)."""
-    from api.local.mlflow_server import start
+    from api.local.mlflow_server import MlflowServer
 
+    server = MlflowServer(get_settings())
     with progress("starting MLflow…") as say:
-        server = start(get_settings(), say=say)
+        server.start(say=say)
     out.print(f"MLflow's tracking server: {server.url} (store and artifacts in {server.home})",
               highlight=False)
 
@@ -142,18 +143,18 @@ def start_cmd() -> None:
 @mlflow_app.command("stop")
 def stop_cmd() -> None:
     """Stop the local MLflow tracking server."""
-    from api.local.mlflow_server import stop
+    from api.local.mlflow_server import MlflowServer
 
-    out.print("stopped" if stop(get_settings()) else "it was not running")
+    out.print("stopped" if MlflowServer(get_settings()).stop() else "it was not running")
 
 
 @mlflow_app.command("status")
 def status_cmd() -> None:
     """Whether the local MLflow tracking server runs, and where."""
-    from api.local.mlflow_server import status
+    from api.local.mlflow_server import MlflowServer
 
-    server = status(get_settings())
-    out.print(f"MLflow {'running' if server.running else 'stopped'}: {server.url}", highlight=False)
+    status = MlflowServer(get_settings()).status()
+    out.print(f"MLflow {status.state}: {status.address} ({status.detail})", highlight=False)
 
 
 @provenance_app.command("model")

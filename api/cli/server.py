@@ -29,7 +29,8 @@ def neo4j_start() -> None:
         raise fail(f"NEO4J_URI is set ({settings.neo4j_uri}): that server is not ours to start")
     server = local_server(settings)
     with progress("starting Neo4j (the first start assembles it with Maven)…") as say:
-        status, started = server.start(say=lambda line: say(f"{line}…"))
+        started = server.start(say=lambda line: say(f"{line}…"))
+    status = server.status()
     out.print("Neo4j started." if started else "Neo4j is already running; nothing to do.")
     _apply_schema(settings)
     print_status(status)

@@ -59,24 +59,26 @@ def up_cmd(
             _kafka_up(settings)
     except LineageError as e:
         raise fail(str(e)) from e
-    api_proc = processes.start(settings, "api")
-    started = [processes.start(settings, name) for name in processes.worker_names(settings)]
+    api = processes.Process(settings, "api")
+    loaders = [processes.Process(settings, name) for name in processes.worker_names(settings)]
+    for process in [api, *loaders]:
+        process.start()
     if settings.mlflow_uri:  # keeps MLflow's runs and models in the lineage (`lineage mlflow sync`)
-        processes.start(settings, "mlflow-sync")
+        processes.Process(settings, "mlflow-sync").start()
     processes.record_up(settings)
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not processes.wait_http(f"{url}/health"):
-        raise fail(f"the API did not answer at {url}; see {api_proc.log}")
+        raise fail(f"the API did not answer at {url}; see {api.log}")
     with progress("warming Neo4j (so that the first questions answer at full speed)…"):
         if not processes.wait_warmed(url):
-            err.print(f"Neo4j is still warming; questions answer meanwhile, slower (see {api_proc.log})")
+            err.print(f"Neo4j is still warming; questions answer meanwhile, slower (see {api.log})")
     with progress("the worker is planning its writes (so that the first batch loads at full speed)…"):
-        for worker in started:
-            if not processes.wait_ready(settings, worker):
+        for worker in loaders:
+            if not processes.wait_ready(settings, worker.status()):
                 err.print(f"{worker.name} is not ready yet; events are logged meanwhile and "
                           f"loaded when it is (see {worker.log})")
     print_up(settings)
-    out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {started[0].log.parent}")
+    out.print(f"send OpenLineage events to {url}/api/v1/lineage; logs in {api.log.parent}")
 
 
 def _kafka_up(settings: Settings) -> None:
@@ -97,23 +99,23 @@ def _kafka_up(settings: Settings) -> None:
 def down_cmd() -> None:
     """Stop everything `lineage up` or a demo started: the workers, the API, MLflow's sync and
     tracking server, the local Kafka broker and the local Neo4j."""
-    from api.local import mlflow_server, processes
+    from api.local import processes
+    from api.local.mlflow_server import MlflowServer
+    from graph.local_service import LocalService
+    from ingest.log.kafka_broker import LocalBroker
 
     settings = processes.as_started(get_settings())
     extra = [f"worker-{i}" for i in range(2, 65)]
-    for name in ("mlflow-sync", *extra, "worker", "api"):
-        stopped = processes.stop(settings, name)
-        if stopped or name in ("worker", "api"):
-            out.print(f"{name}: {'stopped' if stopped else 'was not running'}")
-    processes.forget_up(settings)
-    if mlflow_server.stop(settings):
-        out.print("mlflow: stopped")
-    from ingest.log.kafka_broker import LocalBroker
-
-    if LocalBroker(settings).stop():
-        out.print("kafka: stopped")
-    if settings.uses_local_server:
-        out.print("neo4j: " + ("stopped" if local_server(settings).stop() else "was not running"))
+    services: list[LocalService] = [
+        *(processes.Process(settings, name) for name in ("mlflow-sync", *extra, "worker", "api")),
+        MlflowServer(settings), LocalBroker(settings),
+        *([local_server(settings)] if settings.uses_local_server else [])]
+    for service in services:
+        stopped = service.stop()
+        if stopped or service.name in ("worker", "api", "neo4j"):
+            out.print(f"{service.name}: {'stopped' if stopped else 'was not running'}")
+        if service.name == "api":
+            processes.forget_up(settings)
 
 
 @app.command("status", rich_help_panel="Run the services")
@@ -148,7 +150,7 @@ def up_state(settings: Settings) -> dict[str, Any]:
     names = ["api", *processes.worker_names(settings)] + (["mlflow-sync"] if settings.mlflow_uri
                                                            else [])
     for name in names:
-        p = processes.status(settings, name)
+        p = processes.Process(settings, name).status()
         state[name] = {"running": p.running, "pid": p.pid if p.running else None,
                        "log": str(p.log)}
         if name == "api":
@@ -161,7 +163,7 @@ def up_state(settings: Settings) -> dict[str, Any]:
         broker = LocalBroker(settings)
         if KafkaAddress.parse(settings.log, settings.kafka_port).bootstrap == broker.bootstrap:
             b = broker.status()  # the local broker `lineage up` started
-            state["kafka"] = {"state": b.state, "bootstrap": b.bootstrap, "pid": b.pid,
+            state["kafka"] = {"state": b.state, "bootstrap": b.address, "pid": b.pid,
                               "detail": b.detail}
             ok = ok and b.state == "running"
         state["log"] = _kafka_state(settings, state)

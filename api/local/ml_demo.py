@@ -62,7 +62,8 @@ def http_delivery(url: str, api_key: str | None) -> Callable[[list[RawItem], Ing
 
 def run_ml(settings: Settings, url: str, *, api_key: str | None = None,
            say: Callable[[str], None] = lambda line: None) -> MlDemo:
-    server = mlflow_server.start(settings, say)
+    server = mlflow_server.MlflowServer(settings)
+    server.start(say)
     deliver = http_delivery(url, api_key)
     result = MlDemo(server.url, settings.state_dir / "demo" / "warehouse")
     features = result.warehouse / "ml" / "user_features"

@@ -10,45 +10,81 @@ directory (api/local/producers.py, ``tools/mlflow``), a SQLite store and its art
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from api.local.producers import tool_bin
 from graph.errors import ConfigError
+from graph.local_service import ServiceStatus, status_from_pid, stop_pid, tail
 from graph.private import private_dir
-from graph.probes import process_alive
 from graph.settings import Settings
 
 HOST = "127.0.0.1"
 
 
-@dataclass(frozen=True)
 class MlflowServer:
-    url: str
-    pid: int | None
-    running: bool
-    home: Path  # the store (mlflow.db), the artifacts and the server's log
+    """The local tracking server under ``<state>/mlflow`` (a graph.local_service.LocalService):
+    its store (mlflow.db), its artifacts and its log."""
+
+    name = "mlflow"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.home = settings.state_dir / "mlflow"
+        self.url = f"http://{HOST}:{settings.mlflow_port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "server.pid"
 
     @property
     def log(self) -> Path:
         return self.home / "server.log"
 
+    def status(self) -> ServiceStatus:
+        return status_from_pid(self.name, self.pid_file, lambda: healthy(self.url), self.url,
+                               self.log)
 
-def _home(settings: Settings) -> Path:
-    return settings.state_dir / "mlflow"
+    def start(self, say: Callable[[str], None] = lambda line: None, timeout: float = 120.0) -> bool:
+        """Start the server unless it runs (installing MLflow first on first use) and wait until
+        it answers; False when it was running already."""
+        if self.status().state == "running":
+            return False
+        bin_dir = tool_bin(self.settings, "mlflow", say)
+        private_dir(self.home)
+        (self.home / "artifacts").mkdir(exist_ok=True)
+        # the server serves the artifacts itself (mlflow-artifacts:/), so a client needs only its URL
+        args = [str(bin_dir / "mlflow"), "server", "--host", HOST,
+                "--port", str(self.settings.mlflow_port),
+                "--backend-store-uri", f"sqlite:///{self.home / 'mlflow.db'}",
+                "--artifacts-destination", str(self.home / "artifacts"), "--workers", "1"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "VIRTUAL_ENV"))}
+        say(f"starting MLflow's tracking server on {self.url} (store {self.home / 'mlflow.db'})")
+        with self.log.open("ab") as out:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True, env=env,
+                                    cwd=self.home)
+        self.pid_file.write_text(str(proc.pid))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if healthy(self.url):
+                return True
+            if proc.poll() is not None:
+                break
+            time.sleep(0.3)
+        self.stop()
+        raise ConfigError(f"MLflow's tracking server did not start on {self.url}:\n"
+                          f"{self.log_tail()}")
 
+    def stop(self, timeout: float = 15.0) -> bool:
+        """Stop the server and its worker processes; False when it was not running."""
+        return stop_pid(self.pid_file, timeout, group=True)
 
-def status(settings: Settings) -> MlflowServer:
-    home = _home(settings)
-    pid_file = home / "server.pid"
-    pid = int(pid_file.read_text()) if pid_file.is_file() else None
-    return MlflowServer(f"http://{HOST}:{settings.mlflow_port}", pid,
-                        pid is not None and process_alive(pid), home)
+    def log_tail(self, lines: int = 30) -> str:
+        return tail([self.log], lines)
 
 
 def healthy(url: str) -> bool:
@@ -57,54 +93,6 @@ def healthy(url: str) -> bool:
             return bool(answer.status == 200)
     except OSError:
         return False
-
-
-def start(settings: Settings, say: Callable[[str], None] = lambda line: None,
-          timeout: float = 120.0) -> MlflowServer:
-    """Start the local tracking server unless it runs; install MLflow first on first use."""
-    current = status(settings)
-    if current.running and healthy(current.url):
-        return current
-    bin_dir = tool_bin(settings, "mlflow", say)
-    home = current.home
-    private_dir(home)
-    (home / "artifacts").mkdir(exist_ok=True)
-    # the server serves the artifacts itself (mlflow-artifacts:/), so a client needs only its URL
-    args = [str(bin_dir / "mlflow"), "server", "--host", HOST, "--port", str(settings.mlflow_port),
-            "--backend-store-uri", f"sqlite:///{home / 'mlflow.db'}",
-            "--artifacts-destination", str(home / "artifacts"), "--workers", "1"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "VIRTUAL_ENV"))}
-    say(f"starting MLflow's tracking server on {current.url} (store {home / 'mlflow.db'})")
-    with current.log.open("ab") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=env, cwd=home)
-    (home / "server.pid").write_text(str(proc.pid))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if healthy(current.url):
-            return status(settings)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.3)
-    stop(settings)
-    tail = current.log.read_text("utf-8", errors="replace")[-2000:]
-    raise ConfigError(f"MLflow's tracking server did not start on {current.url}:\n{tail}")
-
-
-def stop(settings: Settings, timeout: float = 15.0) -> bool:
-    current = status(settings)
-    pid_file = current.home / "server.pid"
-    if not current.running or current.pid is None:
-        pid_file.unlink(missing_ok=True)
-        return False
-    os.killpg(current.pid, signal.SIGTERM)  # the server and its worker processes
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process_alive(current.pid):
-        time.sleep(0.1)
-    if process_alive(current.pid):
-        os.killpg(current.pid, signal.SIGKILL)
-    pid_file.unlink(missing_ok=True)
-    return True
 
 
 def python(settings: Settings, say: Callable[[str], None] = lambda line: None) -> Path:

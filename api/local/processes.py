@@ -1,22 +1,21 @@
-"""``lineage up`` / ``down`` / ``status``: Neo4j, the API and the worker, each its own process.
-
-The API and the worker run detached, with their output in ``<state>/logs/{api,worker}.log`` and
-their pids in ``<state>/run/{api,worker}.pid``.
+"""The processes ``lineage up`` runs beside Neo4j: the API, the workers and MLflow's sync, each
+a :class:`Process` (graph.local_service's shape), and what ``up`` waits for before it says the
+stack is ready (the API's warm-up, each worker's ready marker).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
+from graph.local_service import ServiceStatus, status_from_pid, stop_pid, tail
 from graph.private import PRIVATE_UMASK, private_dir, private_file
 from graph.probes import process_alive
 from graph.settings import Settings
@@ -61,61 +60,52 @@ def worker_names(settings: Settings) -> list[str]:
     return ["worker"] + [f"worker-{i}" for i in range(2, count + 1)]
 
 
-@dataclass(frozen=True)
-class Proc:
-    name: str
-    pid: int | None
-    running: bool
-    log: Path
+class Process:
+    """One of the processes ``lineage up`` runs (``api``, ``worker``, ``worker-2`` ...,
+    ``mlflow-sync``): a graph.local_service.LocalService, its pid in ``<state>/run/NAME.pid``, its
+    output in ``<state>/logs/NAME.log``. It is running while its process lives (each says more
+    on its own: the API's /health, the worker's ready marker)."""
 
+    def __init__(self, settings: Settings, name: str) -> None:
+        self.settings, self.name = settings, name
+        self.pid_file = settings.state_dir / "run" / f"{name}.pid"
+        self.log = settings.state_dir / "logs" / f"{name}.log"
 
-def _pid_file(settings: Settings, name: str) -> Path:
-    return settings.state_dir / "run" / f"{name}.pid"
+    def status(self) -> ServiceStatus:
+        where = (f"http://{self.settings.api_host}:{self.settings.api_port}" if self.name == "api"
+                 else str(self.log))
+        return status_from_pid(self.name, self.pid_file, lambda: True, where, self.log)
 
+    def start(self, say: Callable[[str], None] = lambda line: None) -> bool:
+        """Start it detached (its own session: it outlives the terminal); False when it runs."""
+        if self.status().running:
+            return False
+        private_dir(self.log.parent)
+        private_dir(self.pid_file.parent)
+        command = (["worker"] if self.name.startswith("worker") else  # worker, worker-2 ... (Kafka)
+                   {"api": ["serve"],
+                    "mlflow-sync": ["mlflow", "sync", "--watch",
+                                    str(self.settings.mlflow_interval)]}[self.name])
+        _forget_dead_markers(self.settings)  # a new process given a crashed one's pid is not ready
+        say(f"starting {self.name}")
+        with private_file(self.log).open("ab") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "api.cli", *command], stdout=out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, env=os.environ.copy(),
+                                    umask=PRIVATE_UMASK)
+        self.pid_file.write_text(str(proc.pid))
+        return True
 
-def _log_file(settings: Settings, name: str) -> Path:
-    return settings.state_dir / "logs" / f"{name}.log"
+    def stop(self, timeout: float = 15.0) -> bool:
+        pid = self.status().pid
+        if not stop_pid(self.pid_file, timeout):
+            return False
+        if pid is not None:
+            ready_marker(self.settings, pid).unlink(missing_ok=True)
+        return True
 
-
-def status(settings: Settings, name: str) -> Proc:
-    pid_file = _pid_file(settings, name)
-    pid = int(pid_file.read_text()) if pid_file.exists() else None
-    return Proc(name, pid, pid is not None and process_alive(pid), _log_file(settings, name))
-
-
-def start(settings: Settings, name: str) -> Proc:
-    current = status(settings, name)
-    if current.running:
-        return current
-    log = _log_file(settings, name)
-    private_dir(log.parent)
-    private_dir(_pid_file(settings, name).parent)
-    command = (["worker"] if name.startswith("worker") else  # worker, worker-2 ... (Kafka)
-               {"api": ["serve"],
-                "mlflow-sync": ["mlflow", "sync", "--watch", str(settings.mlflow_interval)]}[name])
-    args = [sys.executable, "-m", "api.cli", *command]
-    _forget_dead_markers(settings)  # a new process given a crashed one's pid is not ready yet
-    with private_file(log).open("ab") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=os.environ.copy(), umask=PRIVATE_UMASK)
-    _pid_file(settings, name).write_text(str(proc.pid))
-    return Proc(name, proc.pid, True, log)
-
-
-def stop(settings: Settings, name: str, timeout: float = 15.0) -> bool:
-    current = status(settings, name)
-    if not current.running or current.pid is None:
-        _pid_file(settings, name).unlink(missing_ok=True)
-        return False
-    os.kill(current.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process_alive(current.pid):
-        time.sleep(0.1)
-    if process_alive(current.pid):
-        os.kill(current.pid, signal.SIGKILL)
-    _pid_file(settings, name).unlink(missing_ok=True)
-    ready_marker(settings, current.pid).unlink(missing_ok=True)
-    return True
+    def log_tail(self, lines: int = 30) -> str:
+        return tail([self.log], lines)
 
 
 def ready_marker(settings: Settings, pid: int) -> Path:
@@ -132,17 +122,17 @@ def _forget_dead_markers(settings: Settings) -> None:
             marker.unlink(missing_ok=True)
 
 
-def wait_ready(settings: Settings, proc: Proc, timeout: float = 120.0) -> bool:
-    """Wait until the worker ``proc`` says it is ready (:func:`ready_marker`); False at
+def wait_ready(settings: Settings, worker: ServiceStatus, timeout: float = 120.0) -> bool:
+    """Wait until the ``worker`` process says it is ready (:func:`ready_marker`); False at
     ``timeout`` or when the process ends first."""
-    if proc.pid is None:
+    if worker.pid is None:
         return False
-    marker = ready_marker(settings, proc.pid)
+    marker = ready_marker(settings, worker.pid)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if marker.exists():
             return True
-        if not process_alive(proc.pid):
+        if not process_alive(worker.pid):
             return False
         time.sleep(0.2)
     return False

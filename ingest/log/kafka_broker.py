@@ -15,24 +15,21 @@ Layout under the state directory::
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 import uuid
 from base64 import urlsafe_b64encode
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from graph.errors import ConfigError, ServerError
 from graph.file_lock import held
 from graph.local_server import java_binary
+from graph.local_service import ServiceStatus, status_from_pid, stop_pid, tail
 from graph.private import PRIVATE_UMASK, private_dir
-from graph.probes import process_alive, read_pid
 from graph.settings import Settings
 
 HOST = "127.0.0.1"
@@ -77,15 +74,6 @@ logger.apache.level = WARN
 """
 
 
-@dataclass(frozen=True)
-class BrokerStatus:
-    state: str  # running, starting, stopped or crashed
-    bootstrap: str
-    pid: int | None
-    home: Path
-    detail: str
-
-
 def answers(host: str, port: int, timeout: float = 1.0) -> bool:
     """Whether something accepts TCP connections on ``host:port``."""
     try:
@@ -96,7 +84,10 @@ def answers(host: str, port: int, timeout: float = 1.0) -> bool:
 
 
 class LocalBroker:
-    """The broker lineage-graph provisions and runs under ``<state>/kafka``."""
+    """The broker lineage-graph provisions and runs under ``<state>/kafka`` (a
+    graph.local_service.LocalService)."""
+
+    name = "kafka"
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -112,18 +103,9 @@ class LocalBroker:
     def pid_file(self) -> Path:
         return self.home / "broker.pid"
 
-    def status(self) -> BrokerStatus:
-        pid = read_pid(self.pid_file)
-        if pid is None:
-            state, detail = "stopped", "no broker process"
-        elif not process_alive(pid):
-            state, detail = "crashed", f"pid {pid} is gone; it did not stop cleanly"
-        elif answers(HOST, self.port):
-            state, detail = "running", f"answering on {self.bootstrap}"
-        else:
-            state, detail = "starting", f"pid {pid} alive but not answering yet"
-        return BrokerStatus(state, self.bootstrap, pid if state in ("running", "starting") else None,
-                            self.home, detail)
+    def status(self) -> ServiceStatus:
+        return status_from_pid(self.name, self.pid_file, lambda: answers(HOST, self.port),
+                               self.bootstrap, self.home / "logs" / "server.log")
 
     def _assemble(self, say: Callable[[str], None] = lambda line: None) -> None:
         marker = self.home / "lib" / ".assembled"
@@ -191,11 +173,12 @@ class LocalBroker:
                                   f"{self.home / 'logs' / 'stdout.log'}")
         return conf
 
-    def start(self, say: Callable[[str], None] = lambda line: None) -> BrokerStatus:
-        """Start the broker and wait until it answers; assemble it first on first use."""
+    def start(self, say: Callable[[str], None] = lambda line: None) -> bool:
+        """Start the broker and wait until it answers (assembled first on first use); False when
+        it was running already."""
         current = self.status()
         if current.state == "running":
-            return current
+            return False
         if current.state != "starting":
             if answers(HOST, self.port):
                 raise ServerError(f"something else already answers on {self.bootstrap}; stop it or "
@@ -208,10 +191,10 @@ class LocalBroker:
             self.pid_file.write_text(str(proc.pid), encoding="utf-8")
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            state = self.status()
-            if state.state == "running":
-                return state
-            if state.state in ("crashed", "stopped"):
+            state = self.status().state
+            if state == "running":
+                return current.state != "starting"
+            if state in ("crashed", "stopped"):
                 break
             time.sleep(0.3)
         raise ServerError(f"Kafka did not start on {self.bootstrap}:\n{self.log_tail()}")
@@ -219,23 +202,7 @@ class LocalBroker:
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop the broker cleanly (SIGTERM: it flushes and closes its logs); False if it was not
         running."""
-        pid = read_pid(self.pid_file)
-        if pid is None or not process_alive(pid):
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and process_alive(pid):
-            time.sleep(0.2)
-        if process_alive(pid):
-            os.kill(pid, signal.SIGKILL)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return stop_pid(self.pid_file, timeout)
 
     def log_tail(self, lines: int = 30) -> str:
-        found = []
-        for name in ("server.log", "stdout.log"):
-            path = self.home / "logs" / name
-            if path.is_file():
-                found += path.read_text("utf-8", errors="replace").splitlines()[-lines:]
-        return "\n".join(found) or "(no log yet)"
+        return tail([self.home / "logs" / n for n in ("server.log", "stdout.log")], lines)

@@ -66,7 +66,8 @@ def shop(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iter
     mlflow_server.python(settings)  # install once, in the shared test state directory
     (own.state_dir / "tools").mkdir(parents=True)
     (own.state_dir / "tools" / "mlflow").symlink_to(settings.state_dir / "tools" / "mlflow")
-    server = mlflow_server.start(own)
+    server = mlflow_server.MlflowServer(own)
+    server.start()
     try:
         with live_api(session_graph, tmp / "events.db") as (url, log):
             wh = tmp / "warehouse"
@@ -81,7 +82,7 @@ def shop(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iter
             assert (first.sent, first.models, first.ingest.loaded) == (3, 2, 5)  # 2 runs, the registry
             yield shop
     finally:
-        mlflow_server.stop(own)
+        server.stop()
 
 
 def test_runs_datasets_and_versions_land_with_the_pipelines_identities(shop: Shop) -> None:
@@ -293,7 +294,8 @@ def test_the_sync_process_lineage_up_runs_loads_a_new_version(
     monkeypatch.setenv("LINEAGE_LOG_FILE", str(tmp_path / "events.db"))
     get_settings.cache_clear()
     settings = get_settings()
-    sync_process = processes.start(settings, "mlflow-sync")
+    sync_process = processes.Process(settings, "mlflow-sync")
+    sync_process.start()
     try:
         assert up_state(settings)["mlflow-sync"]["running"]
         features = shop.wh / "ml" / "user_features"
@@ -308,5 +310,5 @@ def test_the_sync_process_lineage_up_runs_loads_a_new_version(
         assert "3" in versions, log[-3000:]
         assert "0 rejected" in log
     finally:
-        processes.stop(settings, "mlflow-sync")
-    assert not processes.status(settings, "mlflow-sync").running
+        sync_process.stop()
+    assert not sync_process.status().running

@@ -89,7 +89,7 @@ def test_restart_keeps_the_data(local_server: LocalServer, graph: Graph) -> None
     ingest_events(graph, [run_event("COMPLETE", run_id)])
     assert local_server.stop() is True
     assert local_server.status().state == "stopped"
-    _, started = local_server.start()
+    started = local_server.start()
     assert started
     assert rows(graph, "MATCH (r:Run {runId: $id}) RETURN r.state AS s", id=run_id) == [
         {"s": "COMPLETE"}]
@@ -119,6 +119,6 @@ def test_a_crashed_server_is_detected_and_start_recovers(
     assert local_server.status().state == "crashed"
     done = _cli("neo4j", "status")
     assert done.returncode == 1 and "crashed" in done.stdout
-    _, started = local_server.start()
+    started = local_server.start()
     assert started and local_server.status().state == "running"
     assert rows(graph, "RETURN 1 AS one") == [{"one": 1}]

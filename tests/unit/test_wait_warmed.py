@@ -10,13 +10,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from api.local.processes import Proc, ready_marker, wait_ready, wait_warmed
+from api.local.processes import ready_marker, wait_ready, wait_warmed
+from graph.local_service import ServiceStatus
 from graph.settings import Settings
 
 
@@ -86,7 +88,7 @@ def test_nothing_answering_is_not_waited_for() -> None:
 def test_up_waits_for_the_worker_to_say_it_is_ready_and_not_for_a_worker_gone(
         tmp_path: Path) -> None:
     settings = Settings(state_dir=tmp_path)
-    me = Proc("worker", os.getpid(), True, tmp_path / "worker.log")
+    me = ServiceStatus("worker", "running", os.getpid(), "", tmp_path / "worker.log", "")
     marker = ready_marker(settings, os.getpid())
     marker.parent.mkdir(parents=True, exist_ok=True)
     timer = threading.Timer(0.5, lambda: marker.write_text("ready\n"))
@@ -96,5 +98,5 @@ def test_up_waits_for_the_worker_to_say_it_is_ready_and_not_for_a_worker_gone(
     assert 0.4 < time.monotonic() - started < 5
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    assert not wait_ready(settings, Proc("worker-2", gone.pid, False, me.log), timeout=10)
-    assert not wait_ready(settings, Proc("worker-3", None, False, me.log), timeout=1)
+    assert not wait_ready(settings, replace(me, name="worker-2", pid=gone.pid), timeout=10)
+    assert not wait_ready(settings, replace(me, name="worker-3", pid=None), timeout=1)
