@@ -140,8 +140,9 @@ class Settings(BaseSettings):
     scripts read right after a write and expect to find it; a request asks for it alone with the
     header ``Lineage-Wait: loaded`` (then 10 s at most when this is 0)."""
     command_wait: float = Field(default=10.0, ge=0)
-    """How long the API waits for a running worker to apply a metadata command (a tag, a
-    namespace, a soft delete) in its place in the log before it applies it itself."""
+    """How long a writer other than the worker (the API's metadata commands and Marquez's legacy
+    writes, the CLI's loads) waits for a running worker to apply what it appended to the log, in
+    its place, before it applies it itself (ingest.handoff)."""
     worker_nice: int = Field(default=10, ge=0, le=19)
     """How much lower ``lineage worker``'s CPU priority is than the API's (Unix ``nice``): when
     the cores are short, producers are acknowledged first and the durable log absorbs the burst;

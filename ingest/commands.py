@@ -14,7 +14,6 @@ ISO time}`` (:meth:`Command.body`, read back by :meth:`Command.of`); NAME is one
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +21,8 @@ from typing import Any, Literal
 
 from graph.db import Graph
 from graph.errors import LineageError
-from ingest.log.protocol import WORKER, EventLog, SoleConsumer
+from ingest.handoff import applied_by_worker, took_over
+from ingest.log.protocol import EventLog
 from ingest.secrets import scrub_text
 
 CommandName = Literal["put_namespace", "put_source", "put_tag", "tag_add", "tag_remove",
@@ -88,38 +88,15 @@ def apply(graph: Graph, command: Command) -> list[dict[str, Any]]:
 def submit(graph: Graph, events: EventLog, name: str, params: dict[str, Any],
            wait: float = 10.0) -> list[dict[str, Any]] | None:
     """What the API (and ``lineage delete``) does with a metadata write: log the command, and
-    return once it is applied. A worker that consumes the log applies it, in its place among the
-    events, like any entry (so its policy watch checks it too): this waits up to ``wait`` seconds
-    for the worker's position to pass it, and returns None. With no worker running (or one that
-    did not get to it in time), it applies the command itself and returns the rows its Cypher
-    file returns; the worker, when it comes, applies it again in its place (commands are
-    idempotent), unless it had nothing before it to load."""
+    return once it is applied, by the worker when one consumes the log (ingest.handoff: then
+    None), else here (then the rows its Cypher file returns)."""
     made = command(name, params)
-    behind = events.position(WORKER)
     seq = events.append_command(made.body())
-    if _worker_consumes(events) and _applied(events, seq, wait):
+    if applied_by_worker(events, seq, wait):
         return None
     rows = apply(graph, made)
-    if behind == seq - 1 and not _worker_consumes(events):
-        events.advance(WORKER, behind, seq)
+    took_over(events, seq, seq)
     return rows
-
-
-def _worker_consumes(events: EventLog) -> bool:
-    """Whether a worker consumes the log now. On a log with no sole consumer (a Kafka topic)
-    whoever writes a command applies it, and the group's workers apply it again from the topic,
-    in its place."""
-    return isinstance(events, SoleConsumer) and events.consumed(WORKER)
-
-
-def _applied(events: EventLog, seq: int, wait: float) -> bool:
-    """Whether the worker's position passes ``seq`` within ``wait`` seconds."""
-    deadline = time.monotonic() + wait
-    while events.position(WORKER) < seq:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def tag(graph: Graph, events: EventLog, kind: str, namespace: str, name: str, tag: str,

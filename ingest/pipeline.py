@@ -17,8 +17,9 @@ from typing import Any
 from graph.db import Graph, QueryStep
 from graph.errors import DatabaseUnavailable, TooLarge
 from ingest.combine import combine
+from ingest.handoff import applied_by_worker, took_over
 from ingest.load import Plan, SeenCurrent, load
-from ingest.log.protocol import WORKER, Checked, EventLog
+from ingest.log.protocol import Checked, EventLog
 from ingest.log.sqlite import encode
 from ingest.read import RawItem
 from ingest.rows import Rows
@@ -69,10 +70,14 @@ class IngestReport:
     largest_load: int = 0
     """The most events one transaction of this ingest loaded: after a refusal for size, the
     worker's batches shrink to it."""
+    by_worker: int = 0
+    """Events this ingest appended to the log and the running worker loaded (ingest.handoff); its
+    own figures count their duplicates and dead letters."""
 
     def merge(self, other: IngestReport) -> None:
         self.read += other.read
         self.loaded += other.loaded
+        self.by_worker += other.by_worker
         self.duplicates += other.duplicates
         self.rejected.extend(other.rejected)
         self.jobs |= other.jobs
@@ -125,19 +130,23 @@ class Prepared:
 class Ingester:
     """Loads valid events into the graph in batches; remembers the digests it has seen.
 
-    With a ``journal`` (an ingest that does not read the event log: files, aliases) each batch's
-    events are appended to the log before they are written, so that the log stays the record
-    of what the graph holds and a replay rebuilds it. Once the batch is in Neo4j the worker's
-    position moves past those entries if nothing else came between (the worker would otherwise
-    load them again, harmlessly), and an event Neo4j refused is dead-lettered as the worker
-    would."""
+    With a ``journal`` (an ingest that does not read the event log: files, aliases, Marquez's
+    legacy writes) each batch's events are appended to the log first, so that the log stays the
+    record of what the graph holds and a replay rebuilds it; then the running worker loads them
+    (ingest.handoff: the graph's one writer), or, with none, this ingester does, moving the
+    worker's position past them if nothing else came between and dead-lettering an event Neo4j
+    refused as the worker would."""
 
     def __init__(self, graph: Graph, batch_size: int = 500, facet_max_bytes: int = 16_384,
-                 journal: EventLog | None = None, seen: SeenCurrent | None = None) -> None:
+                 journal: EventLog | None = None, seen: SeenCurrent | None = None,
+                 handoff_wait: float = 10.0) -> None:
         self.graph = graph
         self.batch_size = batch_size
         self.facet_max_bytes = facet_max_bytes
         self.journal = journal
+        self.handoff_wait = handoff_wait
+        """With a journal: how long to wait for a running worker to load what was appended
+        before loading it here (ingest.handoff)."""
         self.seen = seen if seen is not None else SeenCurrent()  # versions seen current (ingest.load)
         self._seen: set[str] = set()
 
@@ -217,6 +226,10 @@ class Ingester:
 
     def load(self, prepared: Prepared, report: IngestReport) -> None:
         """Write one prepared batch in one transaction (split until a refused event is alone)."""
+        if self.journal is not None and prepared.seqs and applied_by_worker(
+                self.journal, prepared.seqs[-1], self.handoff_wait):
+            report.by_worker += len(prepared.batch)  # the graph's one writer (ingest.handoff)
+            return
         refused = len(report.rejected)
         self._load(prepared.batch, report, prepared.plan)
         if self.journal is not None and prepared.seqs:
@@ -226,7 +239,7 @@ class Ingester:
                 if rejection.where in seq_of:
                     seq, raw = seq_of[rejection.where]
                     self.journal.add_dead_letter(seq, raw, "; ".join(rejection.reasons))
-            self.journal.advance(WORKER, prepared.seqs[0] - 1, prepared.seqs[-1])
+            took_over(self.journal, prepared.seqs[0], prepared.seqs[-1])
 
     def _load(self, batch: list[Located], report: IngestReport, plan: Plan | None = None) -> None:
         if not batch:

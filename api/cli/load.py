@@ -77,14 +77,16 @@ def ingest_cmd(
         raise fail(str(e)) from e
     finally:
         journal.close()
-    out.print(f"{len(files)} files, {report.read} events: [green]{report.loaded} loaded[/], "
-              f"{report.duplicates} duplicates, [red]{len(report.rejected)} rejected[/]")
+    by_worker = f" ({report.by_worker} by the running worker)" if report.by_worker else ""
+    out.print(f"{len(files)} files, {report.read} events: [green]{report.loaded + report.by_worker} "
+              f"loaded[/]{by_worker}, {report.duplicates} duplicates, "
+              f"[red]{len(report.rejected)} rejected[/]")
     for rejection in report.rejected[:show_rejected]:
         out.print(f"  rejected {rejection.where}: {'; '.join(rejection.reasons)}",
                   highlight=False)
     if len(report.rejected) > show_rejected:
         out.print(f"  … and {len(report.rejected) - show_rejected} more")
-    if report.rejected and not report.loaded and not report.duplicates:
+    if report.rejected and not (report.loaded or report.by_worker or report.duplicates):
         raise typer.Exit(1)
 
 
@@ -128,7 +130,8 @@ def make_ingester(graph: Graph, settings: Settings, batch_size: int | None,
     from ingest.pipeline import Ingester, relax_gc
 
     relax_gc()
-    return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes, journal)
+    return Ingester(graph, batch_size or settings.batch_size, settings.facet_max_bytes, journal,
+                    handoff_wait=settings.command_wait)
 
 
 @app.command("alias", rich_help_panel="Load and keep events")

@@ -107,7 +107,8 @@ def sync_cmd(
                           f"({report.sent - report.registries} runs and {report.registries} "
                           f"registered models: {report.events} events, {report.models} model "
                           "versions), "
-                          f"{report.unchanged} unchanged; [green]{report.ingest.loaded} loaded[/], "
+                          f"{report.unchanged} unchanged; "
+                          f"[green]{report.ingest.loaded + report.ingest.by_worker} loaded[/], "
                           f"[red]{len(report.ingest.rejected)} rejected[/]", highlight=False)
                 for rejection in report.ingest.rejected[:20]:
                     out.print(f"  rejected {rejection.where}: {'; '.join(rejection.reasons)}",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -30,8 +29,9 @@ from api.schemas import answer
 from api.schemas import answers as ours
 from api.schemas import marquez as mq
 from impact.marquez import lineage as lg
-from ingest.log.protocol import WORKER, history
-from ingest.log.sqlite import EventLog, LogError
+from ingest.handoff import loaded_by_worker
+from ingest.log.protocol import history
+from ingest.log.sqlite import LogError
 from ingest.times import parse_time
 
 log = logging.getLogger(__name__)
@@ -116,22 +116,11 @@ async def _append(found: AppContext, verdict: Received, rejected_by: dict[str, i
     waited = {}
     if wait := _wait_loaded(found, request):
         # visible when acknowledged: the worker has loaded them (or the wait ran out: said so)
-        waited["loaded"] = await _loaded(found.log(), seqs[-1], wait)
+        waited["loaded"] = await loaded_by_worker(found.log(), seqs[-1], wait)
     return JSONResponse({"accepted": len(seqs), "first_seq": seqs[0], "last_seq": seqs[-1],
                          "rejected": verdict.rejected}
                         | ({"unreadFacets": verdict.unread} if verdict.unread else {}) | waited,
                         status_code=201)
-
-
-async def _loaded(events: EventLog, seq: int, wait: float) -> bool:
-    """Whether the worker's position passes ``seq`` within ``wait`` seconds (polled without
-    holding a thread: many producers may wait at once)."""
-    deadline = time.monotonic() + wait
-    while events.position(WORKER) < seq:
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
 
 
 WAIT_HEADER = "lineage-wait"

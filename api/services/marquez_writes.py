@@ -1,8 +1,8 @@
 """Marquez's legacy writes as the API takes them: checked as Marquez checks them (the namespace,
 the source, the datasets, the run must exist: 404 otherwise), turned into the OpenLineage event
-they mean (:mod:`ingest.marquez_events`), appended to the event log and loaded at once, so that the
-answer, and the next request of a script, see them. The worker loads them again in their place in
-the log (an event already in the graph changes nothing); ``lineage replay`` keeps them.
+they mean (:mod:`ingest.marquez_events`), appended to the event log and loaded before the answer
+(by the running worker, else here: ingest.handoff), so that the answer, and the next request of a
+script, see them; ``lineage replay`` keeps them.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def _load(found: AppContext, graph: Graph, event: dict[str, Any], where: str) ->
     """Log and load one event now; a refused event is a 400 that says why."""
     report = IngestReport()
     Ingester(graph, found.settings.batch_size, found.settings.facet_max_bytes,
-             journal=found.log()).ingest([RawItem(where, obj=event)], report)
+             journal=found.log(), handoff_wait=found.settings.command_wait).ingest(
+        [RawItem(where, obj=event)], report)
     if report.rejected:
         raise HTTPException(400, f"{where}: " + "; ".join(report.rejected[0].reasons))
 
