@@ -57,7 +57,7 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ("/api/v1/lineage", {"nodeId": "table:x:y"}),  # 400 (Marquez's path) from the function
     ("/api/v1/where", {"tag": "PII", "namespace": NS}),  # BadParam
     ("/api/v1/impact/dataset", {"namespace": NS, "name": "raw.users", "unknown": "ignored"}),
-    # the shop has no model (tests/integration/test_mlflow.py asks provenance of real ones)
+    # the shop has no model (tests/integration/ml/test_mlflow.py asks provenance of real ones)
     ("/api/v1/provenance/model", {"name": "churn", "format": "json"}),  # 404
 ]
 

@@ -30,7 +30,7 @@ from tests.conftest import server_settings, wipe  # noqa: E402
 from tests.helpers import canonical_dump, free_port, ingest_events  # noqa: E402
 
 pytestmark = pytest.mark.integration
-SHOP = Path(__file__).resolve().parents[2] / "examples" / "events" / "shop.ndjson"
+SHOP = Path(__file__).resolve().parents[3] / "examples" / "events" / "shop.ndjson"
 
 
 @dataclass

@@ -26,11 +26,11 @@ import pytest
 from graph.db import Graph
 from tests.conftest import server_settings
 from tests.helpers import free_port, ingest_events, ingest_text, start_serve
-from tests.integration.test_health import _shop as daily_pipeline
+from tests.integration.health.test_health import _shop as daily_pipeline
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 RULES = ROOT / "deploy" / "prometheus" / "alerts.yml"
 DASHBOARDS = sorted((ROOT / "deploy" / "grafana").glob("*.json"))
 ARTIFACTS = Path(os.environ.get("LINEAGE_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))

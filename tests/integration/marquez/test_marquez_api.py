@@ -89,7 +89,7 @@ def test_versions_runs_and_facets(api: TestClient,
     assert api.get(f"/api/v1/jobs/runs/{new_run_id()}").status_code == 404
     assert api.get(f"{M}/datasets/public.orders/versions/{new_run_id()}").status_code == 404
     # facets are kept per dataset: the newest version has them, an older one none
-    shop = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+    shop = Path(__file__).parents[3] / "examples" / "events" / "shop.ndjson"
     ingest_events(demo[0], [json.loads(line) for line in shop.read_text().splitlines() if line])
     written = api.get("/api/v1/namespaces/postgres%3A%2F%2Fwarehouse%3A5432/datasets/"
                       "staging.users_clean/versions").json()["versions"]  # written both nights

@@ -43,7 +43,7 @@ from tests.helpers import ingest_events
 pytestmark = pytest.mark.integration
 
 SPEC = SHARED / "marquez" / "openapi.yml"
-SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+SHOP = Path(__file__).parents[3] / "examples" / "events" / "shop.ndjson"
 _DROP = ("example", "examples", "description", "deprecated", "discriminator", "format")
 
 

@@ -19,7 +19,7 @@ from ingest.log.protocol import (
 )
 from ingest.log.sqlite import SQLiteLog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OPTIONAL = (History, SoleConsumer, RetriedInPlace, WorkerFigures)
 
 

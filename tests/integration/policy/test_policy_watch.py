@@ -29,7 +29,7 @@ from ingest.worker import Worker
 from tests.helpers import dataset, new_run_id, rows, run_event
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SHOP = ROOT / "examples" / "events" / "shop.ndjson"
 WH = "postgres://warehouse:5432"
 DAY = date(2026, 11, 27)

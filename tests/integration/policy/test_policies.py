@@ -29,7 +29,7 @@ from tests.helpers import (
 )
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SHOP = ROOT / "examples" / "events" / "shop.ndjson"
 EXAMPLE = ROOT / "examples" / "policies" / "shop.yaml"
 WH = "postgres://warehouse:5432"

@@ -11,7 +11,7 @@ import pytest
 
 from impact.policy.rules import PolicyError, parse_policies, read_policies
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "policies" / "shop.yaml"
+EXAMPLE = Path(__file__).parents[3] / "examples" / "policies" / "shop.yaml"
 
 GOOD = """\
 version: 1
@@ -192,7 +192,7 @@ def test_the_schema_and_the_reader_agree() -> None:
     import jsonschema
     import yaml
 
-    schema = json.loads((Path(__file__).parents[2] / "docs" / "policies.schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[3] / "docs" / "policies.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     for text in (GOOD, MORE, EXAMPLE.read_text()):

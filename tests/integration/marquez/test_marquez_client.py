@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 
 marquez_client = pytest.importorskip("marquez_client", reason="marquez-python (dev extra)")
 
-SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
+SHOP = Path(__file__).parents[3] / "examples" / "events" / "shop.ndjson"
 NS = "food_delivery"
 SHOP_NS = "postgres://warehouse:5432"
 

@@ -1,0 +1,1 @@
+"""Integration tests of the log wing: the event logs (ingest.log): SQLite, Kafka, the protocol, group commit."""
