@@ -13,8 +13,8 @@ from ingest.facets import flatten, live
 INDIRECT_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"})
 
 
-# A column edge as transform keeps it for a job's lineage version: ingest.transform.edge_key's
-# eight parts, then masking and description (ingest.load makes rows of those it writes).
+# A column edge as transform keeps it for a job's lineage version: the fields
+# ingest.rows.COLUMN_EDGE_PARTS names, in that order (ingest.load makes rows of those it writes).
 Compact = tuple[str, str, str, str, str, str, str, str, bool, "str | None"]
 
 

@@ -122,6 +122,14 @@ _EDGE_OF_JOB = _SEEN + "jobNamespace jobName namespace name"
 _LINEAGE_EDGE = (_SEEN + "outNamespace outDataset outColumn jobNamespace jobName runId type "
                  "subtype masking description observed declared ")
 
+COLUMN_EDGE_PARTS = ("outNamespace", "outDataset", "outColumn", "inNamespace", "inDataset",
+                     "inColumn", "type", "subtype", "masking", "description")
+"""A column edge as transform keeps it for a job's lineage version (a tuple: ingest.column_lineage
+.Compact): these fields of its row, in this order. The first eight identify it in the job's
+lineage (ingest.transform.edge_key). The rows are built from the tuples by hand where they are
+made (ingest.column_lineage, ingest.version_members.edge_rows: zipping the names costs 60% more
+per edge, docs/benchmarks.md); tests/unit/test_row_kinds.py checks them against these names."""
+
 KINDS: tuple[RowKind, ...] = (
     # the first round, in this order
     RowKind("datasets", ("namespace", "name"), _f(_NODE + " declarations"),

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -16,7 +18,7 @@ import orjson
 from ingest.column_lineage import Compact, column_lineage
 from ingest.explicit_lineage import explicit_lineage
 from ingest.facets import capped_json, facet_props, field_tags, flatten, lift, live, owners, tags
-from ingest.rows import KINDS, Rows
+from ingest.rows import COLUMN_EDGE_PARTS, KINDS, Rows
 from ingest.times import parse_time
 from ingest.validate import ValidEvent
 
@@ -135,10 +137,8 @@ def _named_inputs(rows: Rows, job: tuple[str, str], run_id: str | None, t: datet
                                    "bytes": None})
 
 
-def edge_key(edge: dict[str, Any]) -> tuple[str, ...]:
-    """What identifies a column edge of a job (the job aside)."""
-    return (edge["outNamespace"], edge["outDataset"], edge["outColumn"], edge["inNamespace"],
-            edge["inDataset"], edge["inColumn"], edge["type"], edge["subtype"])
+edge_key: Callable[[dict[str, Any]], tuple[str, ...]] = itemgetter(*COLUMN_EDGE_PARTS[:8])
+"""What identifies a column edge of a job (the job aside)."""
 
 
 def _edge_order(part: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -104,3 +104,34 @@ def test_the_rows_sent_to_neo4j_hold_only_their_kinds_declared_fields(by_event: 
         assert fields <= set(kind_of[name].fields), (name, fields - set(kind_of[name].fields))
     assert {"ingest/datasets", "ingest/runs", "ingest/column_edges", "ingest/flows",
             "ingest/lineages", "ingest/schemas", "ingest/columns"} <= set(sent)
+
+
+def test_a_column_edge_kept_compact_has_the_declared_parts_in_its_row() -> None:
+    """Column edges are tuples until their rows are made, by hand in two places: both rows hold
+    each part of the tuple under the name ingest.rows.COLUMN_EDGE_PARTS gives it."""
+    from datetime import UTC, datetime
+
+    from ingest.column_lineage import Compact, column_lineage
+    from ingest.rows import COLUMN_EDGE_PARTS
+    from ingest.transform import edge_key
+    from ingest.version_members import edge_rows
+
+    output = {"namespace": "pg", "name": "dst", "facets": {"columnLineage": {"fields": {
+        "email_hash": {"inputFields": [{"namespace": "pg", "name": "src", "field": "email",
+                                        "transformations": [{"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                                             "masking": True,
+                                                             "description": "sha2"}]}]}}}}}
+    t = datetime(2024, 5, 1, tzinfo=UTC)
+    compact: list[Compact] = []
+    column_lineage(output, ("jobs", "hash"), "run-1", t, [], [], compact)
+    made: list[dict[str, Any]] = []
+    column_lineage(output, ("jobs", "hash"), "run-1", t, made, [])
+    [edge] = compact
+    assert len(edge) == len(COLUMN_EDGE_PARTS)
+    [row] = edge_rows({"jobNamespace": "jobs", "jobName": "hash", "runId": "run-1", "digest": "d",
+                       "time": t, "evt": "e", "compact": compact})
+    for built in (row, made[0]):
+        assert tuple(built[name] for name in COLUMN_EDGE_PARTS) == edge
+        assert edge_key(built) == edge[:8]
+    assert edge == ("pg", "dst", "email_hash", "pg", "src", "email", "DIRECT", "TRANSFORMATION",
+                    True, "sha2")
