@@ -1,9 +1,10 @@
 """Crash recovery, scripted and bounded in time, on loopback only.
 
 Concurrent clients post LINEAGE_FAULT_EVENTS (default 3,000) events to a real `lineage serve`
-while a real `lineage worker` loads them into a dedicated Neo4j. During the load we kill -9 the
-API, then the worker, then Neo4j, and start each again. Clients behave like OpenLineage producers
-with retries: a batch is re-sent until it is acknowledged. Afterwards the graph must equal the
+while a real `lineage worker` loads them into the test process's Neo4j (tests/conftest.py; running
+again after each test). During the load we kill -9 the API, then the worker, then Neo4j, and start
+each again. Clients behave like OpenLineage producers with retries: a batch is re-sent until it is
+acknowledged. Afterwards the graph must equal the
 graph of a clean load of the same events (every node and edge with its key properties, and every
 run's state), and every acknowledged event must be in it.
 """
@@ -24,14 +25,14 @@ from typing import Any
 
 import pytest
 
-from graph.db import Graph, connect
+from graph.db import Graph
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
-from graph.settings import Settings
 from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
 from tests.conftest import wipe
+from tests.faults.conftest import services_env
 from tests.helpers import edges, free_port, nodes, rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
@@ -90,20 +91,12 @@ class Proc:
                 self.p.kill()
 
 
-def test_kill_9_of_api_worker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
-    if os.environ.get("NEO4J_URI"):
-        pytest.skip("kills Neo4j: needs the server lineage-graph provisions")
-    state = Path(os.environ.get("LINEAGE_FAULT_STATE_DIR", tmp_path / "state"))
-    settings = Settings(state_dir=state, neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
-                        neo4j_heap="512m", neo4j_pagecache="256m", log_file=tmp_path / "events.db")
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings))
+def test_kill_9_of_api_worker_and_neo4j_loses_nothing(server: LocalServer, session_graph: Graph,
+                                                        tmp_path: Path) -> None:
+    graph = session_graph
+    log_path = tmp_path / "events.db"
     api_port = free_port()
-    env = os.environ | {"LINEAGE_STATE_DIR": str(state), "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
-                        "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
-                        "LINEAGE_LOG_FILE": str(settings.log_path), "LINEAGE_API_PORT": str(api_port),
-                        "LINEAGE_WORKER_POLL": "0.05"}
+    env = services_env(server, log_path, api_port)
     api = Proc(["serve"], env, tmp_path / "api.log")
     worker = Proc(["worker"], env, tmp_path / "worker.log")
     events = _events(EVENTS)
@@ -140,7 +133,7 @@ def test_kill_9_of_api_worker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
             while len(acked) < fraction * len(batches) and time.monotonic() < deadline:
                 time.sleep(0.05)
 
-        log = SQLiteLog(settings.log_path)
+        log = SQLiteLog(log_path)
         wait_acked(0.25)
         api.kill9()
         time.sleep(0.5)
@@ -184,30 +177,19 @@ def test_kill_9_of_api_worker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
     finally:
         api.stop()
         worker.stop()
-        graph.close()
-        server.stop()
 
 
-def test_events_posted_while_neo4j_is_stopped_load_when_it_is_back(tmp_path: Path) -> None:
+def test_events_posted_while_neo4j_is_stopped_load_when_it_is_back(
+        server: LocalServer, session_graph: Graph, tmp_path: Path) -> None:
     """`lineage neo4j stop`, events acknowledged meanwhile, `lineage neo4j start`: the worker
     loads them by itself, none dead-lettered (they were once, as timed-out queries)."""
-    if os.environ.get("NEO4J_URI"):
-        pytest.skip("stops Neo4j: needs the server lineage-graph provisions")
-    settings = Settings(state_dir=tmp_path / "state", neo4j_bolt_port=free_port(),
-                        neo4j_http_port=free_port(), neo4j_heap="512m", neo4j_pagecache="128m",
-                        log_file=tmp_path / "events.db")
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings))
+    graph = session_graph
+    wipe(graph)
     api_port = free_port()
-    env = os.environ | {"LINEAGE_STATE_DIR": str(settings.state_dir),
-                        "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
-                        "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
-                        "LINEAGE_LOG_FILE": str(settings.log_path), "LINEAGE_API_PORT": str(api_port),
-                        "LINEAGE_WORKER_POLL": "0.05"}
+    env = services_env(server, tmp_path / "events.db", api_port)
     api = Proc(["serve"], env, tmp_path / "api.log")
     worker = Proc(["worker"], env, tmp_path / "worker.log")
-    log = SQLiteLog(settings.log_path)
+    log = SQLiteLog(tmp_path / "events.db")
     try:
         apply_schema(graph)
         api.start()
@@ -244,5 +226,3 @@ def test_events_posted_while_neo4j_is_stopped_load_when_it_is_back(tmp_path: Pat
     finally:
         api.stop()
         worker.stop()
-        graph.close()
-        server.stop()

@@ -2,7 +2,7 @@
 
 A producer puts LINEAGE_KAFKA_FAULT_EVENTS (default 2,000) events on a topic of a real local broker,
 re-sending a batch until the broker acknowledged it, as OpenLineage's Kafka transport would; two
-real `lineage worker` processes of one consumer group load them into a dedicated Neo4j. During the
+real `lineage worker` processes of one consumer group load them into the test process's Neo4j. During the
 load we kill -9 a worker, then the broker, then Neo4j, and start each again, and poison messages
 (nested 100,000 levels, a lone surrogate, not UTF-8, not JSON) go on the topic among the events.
 Afterwards the graph must equal the graph of a clean load of the same events, every produced event
@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("confluent_kafka", reason="the kafka extra is not installed")
 
-from graph.db import Graph, connect  # noqa: E402
+from graph.db import Graph  # noqa: E402
 from graph.local_server import LocalServer  # noqa: E402
 from graph.schema import apply_schema  # noqa: E402
 from graph.settings import Settings  # noqa: E402
@@ -32,6 +32,7 @@ from ingest.log.sqlite import LogError  # noqa: E402
 from ingest.pipeline import Ingester, IngestReport  # noqa: E402
 from ingest.read import RawItem  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
+from tests.faults.conftest import services_env  # noqa: E402
 from tests.faults.test_crash_recovery import Proc, _events, _graph_state  # noqa: E402
 from tests.helpers import free_port, rows  # noqa: E402
 
@@ -44,29 +45,22 @@ POISON = [b"[" * 100_000 + b"]" * 100_000,
           b"not json at all"]
 
 
-def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -> None:
-    if os.environ.get("NEO4J_URI"):
-        pytest.skip("kills Neo4j: needs the server lineage-graph provisions")
-    state = tmp_path / "state"
-    settings = Settings(state_dir=state, neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
-                        neo4j_heap="512m", neo4j_pagecache="256m", kafka_port=free_port(),
+def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(server: LocalServer,
+                                                                session_graph: Graph,
+                                                                tmp_path: Path) -> None:
+    graph = session_graph
+    settings = Settings(state_dir=tmp_path / "state", kafka_port=free_port(),
                         kafka_controller_port=free_port())
     shared = LocalBroker(server_settings())
     shared._assemble(lambda line: None)
-    (state / "kafka").mkdir(parents=True)
-    (state / "kafka" / "lib").symlink_to(shared.home / "lib")
+    (settings.state_dir / "kafka").mkdir(parents=True)
+    (settings.state_dir / "kafka" / "lib").symlink_to(shared.home / "lib")
     broker = LocalBroker(settings)
     broker.start()
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings))
     address = KafkaAddress(broker.bootstrap, f"faults-{uuid.uuid4().hex[:8]}")
     create_topics(address, 4)
-    env = os.environ | {"LINEAGE_STATE_DIR": str(state),
-                        "LINEAGE_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
-                        "LINEAGE_NEO4J_HTTP_PORT": str(settings.neo4j_http_port),
-                        "LINEAGE_LOG": f"kafka://{address.bootstrap}/{address.topic}",
-                        "LINEAGE_WORKER_POLL": "0.05"}
+    env = services_env(server, tmp_path / "unused.db", free_port()) | {
+        "LINEAGE_LOG": f"kafka://{address.bootstrap}/{address.topic}"}
     workers = [Proc(["worker"], env, tmp_path / f"worker-{i}.log") for i in range(2)]
     events = _events(EVENTS)
     batches = [events[i:i + BATCH] for i in range(0, len(events), BATCH)]
@@ -147,6 +141,4 @@ def test_kill_9_of_a_worker_the_broker_and_neo4j_loses_nothing(tmp_path: Path) -
     finally:
         for w in workers:
             w.stop()
-        graph.close()
-        server.stop()
         broker.stop()
