@@ -45,7 +45,7 @@ LONGEST_FIRST = (
     "tests/faults/test_kafka_faults.py", "tests/integration/ml/test_mlflow.py",
     "tests/faults/test_memory_limit.py", "tests/integration/log/test_kafka.py",
     "tests/faults/test_terminal_hangup.py", "tests/integration/test_dbt.py",
-    "tests/integration/test_server.py", "tests/integration/test_spark_demo.py",
+    "tests/integration/test_server.py",
     "tests/integration/test_openapi_fuzz.py", "tests/integration/policy/test_policy_watch.py",
     "tests/integration/test_durable_ingest.py", "tests/integration/test_browser.py",
 )

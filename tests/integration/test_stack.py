@@ -5,7 +5,8 @@ own that states its lineage. Each tool comes from PyPI into its own environment 
 state directory (api/local/producers.py); every event goes over HTTP to our endpoint.
 
 Two DAG runs: the first passes, in the second Spark's revenue job fails (so the Spark task and the
-DAG run fail, and dbt and the overview do not run). Spark names the data by file path and dbt by
+DAG run fail, and dbt and the overview do not run). The Spark listener's own events are checked
+here too (the demo's jobs, as `lineage demo` runs them without Airflow). Spark names the data by file path and dbt by
 DuckDB relation: three `lineage alias` declarations (DatasetEvents) make the names meet.
 """
 
@@ -25,6 +26,7 @@ from graph.settings import Settings  # noqa: E402
 from impact.blast_radius import dataset_blast_radius, job_blast_radius  # noqa: E402
 from impact.root_cause import root_cause_dataset  # noqa: E402
 from impact.where import where  # noqa: E402
+from ingest.log.sqlite import SQLiteLog  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
 from tests.helpers import live_api, rows, wait_loaded  # noqa: E402
 
@@ -37,6 +39,7 @@ class Stack:
     run: StackRun
     wh: str
     duck: str
+    log: SQLiteLog
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,7 @@ def stack(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Ite
         run = run_stack(Settings(state_dir=server_settings().state_dir), url, tmp / "work", fail=True)
         wait_loaded(log)
     assert [r.returncode != 0 for r in run.runs] == [False, True], run.runs[-1].output[-3000:]
-    yield Stack(session_graph, run, str(run.warehouse), run.namespace)
+    yield Stack(session_graph, run, str(run.warehouse), run.namespace, log)
 
 
 def _datasets(answer: object) -> set[str]:
@@ -136,3 +139,43 @@ def test_stack_the_lineage_gate_lets_the_overview_run_only_on_the_good_night(sta
         MATCH (r:Run)-[:OF]->(j:Job {namespace: 'airflow_shop', name: $name})
         RETURN r.state AS state ORDER BY r.stateTime""", name=f"{DAG_ID}.lineage_gate")
     assert [r["state"] for r in gate_runs] == ["COMPLETE", "FAIL"]
+
+
+# --- what the Spark listener reports (the jobs of examples/spark_shop) --------------------------
+
+def test_the_spark_listeners_events_arrive_through_http(stack: Stack) -> None:
+    spark = [e.event for e in stack.log.scan()
+             if e.event.get("job", {}).get("namespace") == "shop"]  # the listener's namespace
+    assert {"START", "COMPLETE", "FAIL"} <= {e["eventType"] for e in spark}
+    assert all("spark" in e["producer"] for e in spark)
+    names = {r["n"] for r in rows(stack.graph, "MATCH (d:Dataset {namespace: 'file'}) RETURN d.name AS n")}
+    for table in ("raw/users", "raw/orders", "staging/users_clean", "marts/orders_enriched",
+                  "marts/revenue_by_country", "dashboards/revenue", "ml/user_features"):
+        assert f"{stack.wh}/{table}" in names, table
+    # each Spark job's run is a child of the application's run
+    parents = rows(stack.graph, """
+        MATCH (r:Run)-[:OF]->(j:Job {namespace: 'shop'}), (r)-[:PARENT]->(p:Run)-[:OF]->(a:Job)
+        WHERE j.name <> 'shop_nightly'
+        RETURN DISTINCT a.name AS app""")
+    assert [p["app"] for p in parents] == ["shop_nightly"]
+    assert rows(stack.graph, "MATCH (r:Run {state: 'COMPLETE'})-[:OF]->(:Job {namespace: 'shop'}) "
+                             "RETURN count(r) AS n")[0]["n"] >= 10
+
+
+def test_the_spark_column_edges_keep_the_listeners_transformations(stack: Stack) -> None:
+    edges = rows(stack.graph, """
+        MATCH (o:Column)-[e:DERIVED_FROM]->(i:Column {dataset: $raw, name: 'email'})
+        RETURN o.dataset AS dataset, o.name AS column, e.type AS type, e.subtype AS subtype,
+               e.masking AS masking""", raw=f"{stack.wh}/raw/users")
+    by = {(e["dataset"].removeprefix(stack.wh + "/"), e["column"]): e for e in edges}
+    hashed = by[("staging/users_clean", "email_hash")]
+    assert (hashed["type"], hashed["masking"]) == ("DIRECT", True)
+    copied = by[("ml/user_features", "email")]
+    assert (copied["type"], copied["subtype"], copied["masking"]) == ("DIRECT", "IDENTITY", False)
+
+
+def test_root_cause_of_sparks_dashboard_names_the_failed_revenue_run(stack: Stack) -> None:
+    answer = root_cause_dataset(stack.graph, "file", f"{stack.wh}/dashboards/revenue")
+    top = answer.candidates[0]
+    assert top.kind == "failed run" and top.dataset == f"file:{stack.wh}/marts/revenue_by_country"
+    assert "CAST_INVALID_INPUT" in top.evidence["errorMessage"]
