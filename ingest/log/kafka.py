@@ -76,9 +76,45 @@ _REASSIGNED = ("REBALANCE", "UNKNOWN_MEMBER", "ILLEGAL_GENERATION", "FENCED")
 # the group's coordinator not elected or still loading (a broker just started): ask again
 _COORDINATOR_MOVING = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
                        "COORDINATOR_NOT_AVAILABLE")
-# librdkafka's own log goes to ours, and a broker away is retried every half second at most
+# a broker away is retried every half second at first, then less often
 _CLIENT = {"reconnect.backoff.ms": 500, "reconnect.backoff.max.ms": 10_000}
 log = logging.getLogger(__name__)
+
+
+class Repeats(logging.Filter):
+    """librdkafka's own log goes to ours (``client_log``), and while a broker is away each of a
+    client's connections says it failed again every few hundred milliseconds: a line once per
+    ``every`` seconds for each thing said (its first ``KEY`` characters), with how many times it
+    was said meanwhile."""
+
+    KEY = 100
+    KEPT = 1000
+
+    def __init__(self, every: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.every, self.clock = every, clock
+        self._said: dict[str, float] = {}
+        self._hidden: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        key, now = text[:self.KEY], self.clock()
+        with self._lock:
+            if now - self._said.get(key, -self.every) < self.every:
+                self._hidden[key] = self._hidden.get(key, 0) + 1
+                return False
+            if len(self._said) >= self.KEPT:
+                self._said.clear()
+            self._said[key] = now
+            hidden = self._hidden.pop(key, 0)
+        if hidden:
+            record.msg, record.args = f"{text} (and {hidden} times more in {self.every:.0f} s)", ()
+        return True
+
+
+client_log = logging.getLogger(f"{__name__}.client")
+client_log.addFilter(Repeats())
 
 
 @dataclass(frozen=True)
@@ -191,7 +227,7 @@ class KafkaLog:
                 "bootstrap.servers": self.address.bootstrap, "client.id": self.client_id,
                 "acks": "all", "enable.idempotence": True, "linger.ms": 5,
                 "compression.type": "zstd", "message.max.bytes": 10_000_000,
-                "delivery.timeout.ms": int(_ACK_TIMEOUT * 1000), **_CLIENT}, logger=log)
+                "delivery.timeout.ms": int(_ACK_TIMEOUT * 1000), **_CLIENT}, logger=client_log)
         return self._producer
 
     def _produce(self, items: Sequence[tuple[str | None, bytes, list[tuple[str, bytes]]]],
@@ -250,7 +286,7 @@ class KafkaLog:
                 "client.id": self.client_id, "enable.auto.commit": False,
                 "auto.offset.reset": "earliest", "enable.partition.eof": False,
                 "fetch.message.max.bytes": 10_000_000, "max.poll.interval.ms": 600_000,
-                "partition.assignment.strategy": "cooperative-sticky", **_CLIENT}, logger=log)
+                "partition.assignment.strategy": "cooperative-sticky", **_CLIENT}, logger=client_log)
             consumer.subscribe([self.address.topic], on_assign=self._on_assign,
                                on_revoke=self._on_revoke, on_lost=self._on_revoke)
             self._consumers[group] = consumer
@@ -461,7 +497,7 @@ class KafkaLog:
         return kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
                                "group.id": f"lineage-replay-{time.time_ns()}",
                                "enable.auto.commit": False,
-                               "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=log)
+                               "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=client_log)
 
     def _partition(self, kafka: Any, reader: Any, part: int, chunk: int
                    ) -> Iterator[tuple[int, int, int, EntryKind, dict[str, Any]]]:
@@ -545,7 +581,7 @@ class KafkaLog:
         reader = kafka.Consumer({"bootstrap.servers": self.address.bootstrap,
                                  "group.id": f"lineage-dead-{time.time_ns()}",
                                  "enable.auto.commit": False,
-                                 "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=log)
+                                 "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=client_log)
         try:
             meta = reader.list_topics(topic, timeout=10).topics.get(topic)
             if meta is None or meta.error is not None:
@@ -641,7 +677,7 @@ def create_topics(address: KafkaAddress, partitions: int) -> None:
     """Create the topic and its dead-letter topic if missing (the local broker does not create
     topics on first use)."""
     kafka = _client()
-    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=log)
+    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=client_log)
     existing = admin.list_topics(timeout=10).topics
     wanted = [kafka.admin.NewTopic(t, partitions, 1) for t in (address.topic, address.dead_letters)
               if t not in existing]
@@ -705,9 +741,9 @@ def describe_group(address: KafkaAddress, group: str = "neo4j", timeout: float =
     """The consumer group's state on the topic (raises LogError when the broker cannot say);
     ``waits``: also read when each partition's oldest uncommitted event was produced."""
     kafka = _client()
-    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=log)
+    admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=client_log)
     probe = kafka.Consumer({"bootstrap.servers": address.bootstrap, "group.id": group,
-                            "enable.auto.commit": False, **_CLIENT}, logger=log)
+                            "enable.auto.commit": False, **_CLIENT}, logger=client_log)
     try:
         topics = probe.list_topics(timeout=timeout).topics
         meta = topics.get(address.topic)

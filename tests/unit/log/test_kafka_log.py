@@ -90,3 +90,30 @@ def test_bulk_loads_are_recorded_in_the_ledger_beside_the_topic(tmp_path: Path) 
     assert [(b.source, b.events) for b in again.bulk_loads()] == [("/lake/events", 10)]
     again.forget_bulk_loads()
     assert log.bulk_loads() == []
+
+
+def test_a_broker_away_is_said_once_in_a_while_not_every_retry() -> None:
+    """librdkafka says each failed reconnection again every few hundred milliseconds while a
+    broker is away: the log gets each thing once per 30 s, then how often it was said since."""
+    import logging
+
+    from ingest.log.kafka import Repeats
+
+    now = [0.0]
+    records: list[str] = []
+    logger = logging.getLogger("test.kafka.repeats")
+    logger.propagate = False
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    logger.addFilter(Repeats(every=30.0, clock=lambda: now[0]))
+    failed = "FAIL [rdkafka#consumer-2] [thrd:127.0.0.1:9092/bootstrap]: Connect to ipv4#127.0.0.1:9092 failed"
+    for i in range(120):  # a minute of retries, every half second
+        now[0] = i * 0.5
+        logger.error("%s (after %d ms in state CONNECT)", failed, i)
+        if i % 20 == 0:
+            logger.warning("the group rebalanced")
+    assert [r for r in records if r.startswith("FAIL")] == [
+        f"{failed} (after 0 ms in state CONNECT)",
+        f"{failed} (after 60 ms in state CONNECT) (and 59 times more in 30 s)"]
+    assert sum(r.startswith("the group") for r in records) == 2  # said at 0 s and 30 s
