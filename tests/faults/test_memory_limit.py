@@ -1,7 +1,7 @@
 """A backlog batch over Neo4j's transaction memory limit: split, loaded whole, batches shrink.
 
-A dedicated Neo4j runs with a small ``db.memory.transaction.max`` (LINEAGE_NEO4J_TX_MEMORY), so a
-worker batch of a few thousand events is refused by the real server for its size
+A Neo4j of its own runs with a small ``db.memory.transaction.max`` (LINEAGE_NEO4J_TX_MEMORY, 4
+MiB), so a worker batch of 1,500 events is refused by the real server for its size
 (``Neo.TransientError.General.MemoryPoolOutOfMemoryError``), as a 5,000-event backlog batch was on
 a 1 GiB heap. Every event must still reach the graph, none may be dead-lettered, and the worker's
 next batches must be smaller than the one refused.
@@ -30,7 +30,7 @@ from tests.helpers import free_port, rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
-EVENTS = 3000
+EVENTS = 1500
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def small_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
         pytest.skip("needs a Neo4j started with a small transaction memory limit")
     state = tmp_path_factory.mktemp("small-neo4j")
     settings = Settings(state_dir=state, neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
-                        neo4j_heap="512m", neo4j_pagecache="128m", neo4j_tx_memory="8m")
+                        neo4j_heap="512m", neo4j_pagecache="128m", neo4j_tx_memory="4m")
     server = LocalServer(settings)
     server.start()
     graph = Graph(connect(settings))
