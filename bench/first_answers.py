@@ -23,7 +23,6 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -32,7 +31,7 @@ from typing import Any
 
 from bench.generate import NS, events, tables
 from bench.latency import emit
-from bench.stack import Stack
+from bench.stack import Stack, scratch
 
 WARM = 5
 
@@ -99,31 +98,31 @@ def main() -> None:
     questions = _questions(ts)
     nights = events(ts, days=5, starts=True)
     per_night = 2 * len(ts)
-    work = Path(tempfile.mkdtemp(prefix="lineage-first-"))
-    stack = Stack(work / "state", "sqlite", 1)
-    first_night = work / "night-1.ndjson"
-    first_night.write_text("\n".join(json.dumps(next(nights)) for _ in range(per_night)))
-    results: dict[str, Any] = {"datasets": args.datasets}
-    try:
-        stack.lineage("up")
-        stack.lineage("ingest", str(first_night))
-        for door, ask in (("cli", lambda q: _cli(stack, q[0])), ("http", lambda q: _http(stack, q[1]))):
+    with scratch("lineage-first-") as work:
+        stack = Stack(work / "state", "sqlite", 1)
+        first_night = work / "night-1.ndjson"
+        first_night.write_text("\n".join(json.dumps(next(nights)) for _ in range(per_night)))
+        results: dict[str, Any] = {"datasets": args.datasets}
+        try:
+            stack.lineage("up")
+            stack.lineage("ingest", str(first_night))
+            for door, ask in (("cli", lambda q: _cli(stack, q[0])), ("http", lambda q: _http(stack, q[1]))):
+                stack.lineage("down")
+                stack.lineage("up")
+                results[f"after up, {door}"] = first_and_warm(ask, questions)
+            night = [next(nights) for _ in range(per_night)]
+            for i in range(0, len(night), 500):
+                _post(stack, night[i:i + 500])
+            results["after a load, cli"] = first_and_warm(lambda q: _cli(stack, q[0]), questions)
             stack.lineage("down")
             stack.lineage("up")
-            results[f"after up, {door}"] = first_and_warm(ask, questions)
-        night = [next(nights) for _ in range(per_night)]
-        for i in range(0, len(night), 500):
-            _post(stack, night[i:i + 500])
-        results["after a load, cli"] = first_and_warm(lambda q: _cli(stack, q[0]), questions)
-        stack.lineage("down")
-        stack.lineage("up")
-        batches = [[next(nights) for _ in range(3)] for _ in range(6)]
-        took = [_post(stack, b) for b in batches]
-        results["batches of 3 after up"] = {"first": round(took[0], 3),
-                                            "later median": round(statistics.median(took[1:]), 3),
-                                            "ratio": round(took[0] / statistics.median(took[1:]), 2)}
-    finally:
-        stack.lineage("down")
+            batches = [[next(nights) for _ in range(3)] for _ in range(6)]
+            took = [_post(stack, b) for b in batches]
+            results["batches of 3 after up"] = {"first": round(took[0], 3),
+                                                "later median": round(statistics.median(took[1:]), 3),
+                                                "ratio": round(took[0] / statistics.median(took[1:]), 2)}
+        finally:
+            stack.lineage("down")
     emit(results, args.out)
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.generate import events, tables
 from bench.latency import emit
-from bench.stack import free_port
+from bench.stack import free_port, scratch
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
@@ -34,9 +33,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    settings = Settings(state_dir=Path(tempfile.mkdtemp(prefix="lineage-first-batch-")),
-                        neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
-                        neo4j_heap="1g", neo4j_pagecache="512m")
+    with scratch("lineage-first-batch-") as work:
+        trials = _trials(Settings(state_dir=work, neo4j_bolt_port=free_port(),
+                                  neo4j_http_port=free_port(), neo4j_heap="1g",
+                                  neo4j_pagecache="512m"), args)
+    emit({"datasets": args.datasets, "trials": trials}, args.out)
+
+
+def _trials(settings: Settings, args: argparse.Namespace) -> list[dict[str, Any]]:
     server = LocalServer(settings)
     server.start()
     nights = events(tables(args.datasets), days=4 + 2 * args.rounds, starts=True)
@@ -78,7 +82,7 @@ def main() -> None:
             trial("warm server, new ingester", False, 1)
     finally:
         server.stop()
-    emit({"datasets": args.datasets, "trials": trials}, args.out)
+    return trials
 
 
 if __name__ == "__main__":

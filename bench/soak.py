@@ -23,7 +23,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -34,7 +33,7 @@ from typing import Any
 
 from bench.generate import events, tables
 from bench.latency import emit
-from bench.stack import Stack
+from bench.stack import Stack, scratch
 from graph.db import Graph, connect
 
 ARRAY = 10
@@ -96,8 +95,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
-    state = Path(tempfile.mkdtemp(prefix="lineage-soak-")) / "state"
-    stack = Stack(state, args.log, args.workers)
+    with scratch("lineage-soak-") as work:
+        results = soak(Stack(work / "state", args.log, args.workers), args)
+    emit({k: v for k, v in results.items() if k != "samples"}, None)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+
+
+def soak(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
+    """The soak itself on ``stack``: its results, samples included."""
     stack.lineage("up")
     began = time.monotonic()
     until = began + args.minutes * 60
@@ -138,9 +144,7 @@ def main() -> None:
                "samples": samples}
     results["loaded"] = check_loaded(stack, acked)
     stack.lineage("down")
-    emit({k: v for k, v in results.items() if k != "samples"}, None)
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=1))
+    return results
 
 
 def judge(samples: list[dict[str, Any]], warm: float, restarted: dict[str, float]

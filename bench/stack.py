@@ -3,15 +3,32 @@ its own state directory and free ports, driven through the `lineage` command."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from graph.local_server import LocalServer
 from graph.settings import Settings
 from ingest.log.kafka_broker import LocalBroker
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A directory of the bench's own for its stack (a Neo4j store, an event log: gigabytes after
+    a long bench), removed when the bench ends well, kept when it fails (said where)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    except BaseException:
+        print(f"the bench's state is kept in {path}", file=sys.stderr)
+        raise
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def free_port() -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
 import threading
 import time
 import urllib.request
@@ -25,7 +24,7 @@ from typing import Any
 
 from bench.generate import events, tables
 from bench.latency import emit, percentile
-from bench.stack import Stack
+from bench.stack import Stack, scratch
 from ingest.worker import caught_up
 
 
@@ -81,17 +80,18 @@ def main() -> None:
 
     feed = events(tables(args.datasets), days=10_000, starts=True)
     lock = threading.Lock()
-    stack = Stack(Path(tempfile.mkdtemp(prefix="lineage-visible-")) / "state", "sqlite", 1)
-    url = f"{stack.url}/api/v1/lineage"
-    phases = []
-    try:
-        stack.lineage("up")
-        _phase(stack, url, feed, lock, args.clients, 5, False)  # warm: plans, connections, caches
-        for _ in range(args.rounds):
-            for wait in (False, True):
-                phases.append(_phase(stack, url, feed, lock, args.clients, args.seconds, wait))
-    finally:
-        stack.lineage("down")
+    with scratch("lineage-visible-") as work:
+        stack = Stack(work / "state", "sqlite", 1)
+        url = f"{stack.url}/api/v1/lineage"
+        phases = []
+        try:
+            stack.lineage("up")
+            _phase(stack, url, feed, lock, args.clients, 5, False)  # warm: plans, connections, caches
+            for _ in range(args.rounds):
+                for wait in (False, True):
+                    phases.append(_phase(stack, url, feed, lock, args.clients, args.seconds, wait))
+        finally:
+            stack.lineage("down")
 
     def summary(wait: bool) -> dict[str, float]:
         mine = [p for p in phases if p["wait"] == wait]
