@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from graph.local_service import ServiceStatus, status_from_pid, stop_pid, tail
@@ -72,9 +73,13 @@ class Process:
         self.log = settings.state_dir / "logs" / f"{name}.log"
 
     def status(self) -> ServiceStatus:
-        where = (f"http://{self.settings.api_host}:{self.settings.api_port}" if self.name == "api"
-                 else str(self.log))
-        return status_from_pid(self.name, self.pid_file, lambda: True, where, self.log)
+        if self.name == "api":
+            return status_from_pid(self.name, self.pid_file, lambda: True,
+                                   f"http://{self.settings.api_host}:{self.settings.api_port}",
+                                   self.log)
+        found = status_from_pid(self.name, self.pid_file, lambda: True, "", self.log)
+        return replace(found, detail=f"running, its output in {self.log}") if found.running \
+            else found
 
     def start(self, say: Callable[[str], None] = lambda line: None) -> bool:
         """Start it detached (its own session: it outlives the terminal); False when it runs."""
