@@ -18,6 +18,7 @@ from graph.settings import Settings
 from ingest.log.sqlite import SQLiteLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import read_file
+from tests.conftest import wipe
 
 pytestmark = pytest.mark.integration
 SHOP = Path(__file__).parents[2] / "examples" / "events" / "shop.ndjson"
@@ -36,20 +37,22 @@ def test_every_operation_of_the_description_is_valid() -> None:
     assert all(isinstance(found, Ok) for found in _FOUND), [f for f in _FOUND if not isinstance(f, Ok)]
 
 
-@pytest.fixture
-def api_schema(graph: Graph, tmp_path: Path):  # type: ignore[no-untyped-def]
-    Ingester(graph).ingest(read_file(SHOP), IngestReport())
-    app = create_app(Settings(api_tokens=f"{TOKEN}:write", max_body_bytes=1024 * 1024), graph,
-                     SQLiteLog(tmp_path / "events.db"))
-    return schemathesis.openapi.from_asgi("/openapi.json", app,
-                                          headers={"Authorization": f"Bearer {TOKEN}"})
+@pytest.fixture(scope="module")
+def api_operations(session_graph: Graph, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Every operation of one app over the example graph, loaded once for the file: the checks
+    are that no request gets a 5xx, which the writes of earlier operations do not change."""
+    wipe(session_graph)
+    Ingester(session_graph).ingest(read_file(SHOP), IngestReport())
+    app = create_app(Settings(api_tokens=f"{TOKEN}:write", max_body_bytes=1024 * 1024),
+                     session_graph, SQLiteLog(tmp_path_factory.mktemp("fuzz") / "events.db"))
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app,
+                                            headers={"Authorization": f"Bearer {TOKEN}"})
+    return {f"{o.ok().method.upper()} {o.ok().path}": o.ok() for o in schema.get_all_operations()}
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
-def test_no_operation_answers_5xx(api_schema, operation: str) -> None:  # type: ignore[no-untyped-def]
-    method, path = operation.split(" ", 1)
-    op = next(o.ok() for o in api_schema.get_all_operations()
-              if o.ok().method.upper() == method and o.ok().path == path)
+def test_no_operation_answers_5xx(api_operations, operation: str) -> None:  # type: ignore[no-untyped-def]
+    op = api_operations[operation]
 
     @settings(max_examples=12, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
