@@ -14,12 +14,13 @@ WITH x, row, size([d IN row.digests WHERE d IN coalesce(x.events, [])]) AS dup
 FOREACH (k IN [k IN keys(row.props) WHERE x['@' + k] IS NULL OR coalesce(row.stamps[k], row.stamp) > x['@' + k]] |
   SET x[k] = row.props[k], x['@' + k] = coalesce(row.stamps[k], row.stamp))
 SET x.events = coalesce(x.events, []) + [d IN row.digests WHERE NOT d IN coalesce(x.events, [])],
-    // a sorted set: the same list whatever order the events arrive in
-    x.declarations = CASE WHEN row.declarations IS NULL THEN x.declarations
-                          ELSE COLLECT { UNWIND coalesce(x.declarations, []) + row.declarations AS d
-                                         RETURN DISTINCT d ORDER BY d } END,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR row.lastSeen > x.lastSeen THEN row.lastSeen ELSE x.lastSeen END
+// a sorted set: the same list whatever order the events arrive in; only a DatasetEvent's row has
+// declarations, and the other rows skip the sort
+FOREACH (_ IN CASE WHEN row.declarations IS NULL THEN [] ELSE [1] END |
+  SET x.declarations = COLLECT { UNWIND coalesce(x.declarations, []) + row.declarations AS d
+                                 RETURN DISTINCT d ORDER BY d })
 // reported again: shown again after a soft delete through Marquez's API (cypher/marquez/soft_delete),
 // unless the event log took every event of the row before the deletion (received, unix seconds):
 // a worker that loads such an event late (behind on another Kafka partition) leaves it hidden.
