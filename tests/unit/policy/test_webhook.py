@@ -84,7 +84,7 @@ def silent() -> Iterator[str]:
     sock.close()
 
 
-def _until(holds: Any, seconds: float = 10.0) -> None:
+def _until(holds: Any, seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while not holds():
         assert time.monotonic() < deadline
