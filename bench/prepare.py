@@ -1,7 +1,8 @@
 """The worker's preparation alone: validate, transform, combine and plan, in batches of 500, on
 bench.generate's events, with no Neo4j and no log. The CPU time per event of one process, best of
-``--repeat``: a figure that two commits can be compared on when the machine is too noisy for the
-end-to-end bench (bench.ingest), since nothing here waits on another process.
+``--repeat``: nothing here waits on another process, so a profile of it (cProfile) shows where the
+worker's own time goes and whether two commits do the same work; its figure still moves between
+processes on a shared machine (docs/benchmarks.md, "Before and after the house's third pass").
 
     python -m bench.prepare                        # 1,000 jobs, 6 days, START + COMPLETE
     PYTHONPATH=<worktree> python -m bench.prepare  # another commit's code, for an alternation
