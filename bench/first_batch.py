@@ -1,8 +1,9 @@
 """Why the first batch after a Neo4j start is slower than the next: a Neo4j of its own loaded with
 DATASETS generated tables (bench.generate, two nights), then trials of 8 batches of 3 events each
 (an ingester of its own each: an empty cache of current versions), first against the median of
-the last six: after a restart with the worker's rehearsal (ingest.pipeline.plan_ahead), after a
-restart without it, after a restart with the rehearsal run 21 times, and on the warm server.
+the last six: after a restart with the worker's rehearsal (ingest.pipeline.plan_ahead: rolled
+back, then committed and removed), with the rolled-back half alone, without it, with the rolled-back
+half run 21 times, and on the warm server.
 
     python -m bench.first_batch                    # 1,000 datasets, two rounds
     python -m bench.first_batch --out docs/results/first-batch.json
@@ -51,14 +52,14 @@ def _trials(settings: Settings, args: argparse.Namespace) -> list[dict[str, Any]
     graph.close()
     trials: list[dict[str, Any]] = []
 
-    def trial(name: str, restart: bool, rehearsals: int) -> None:
+    def trial(name: str, restart: bool, rehearsals: int, commit: bool = False) -> None:
         if restart:
             server.stop()
             server.start()
         graph = Graph(connect(settings))
         started = time.perf_counter()
         for _ in range(rehearsals):
-            plan_ahead(graph)
+            plan_ahead(graph, commit)
         rehearsed = time.perf_counter() - started
         ingester = Ingester(graph, 500)
         took = []
@@ -76,6 +77,7 @@ def _trials(settings: Settings, args: argparse.Namespace) -> list[dict[str, Any]
 
     try:
         for _ in range(args.rounds):
+            trial("restart, rehearsed and committed", True, 1, commit=True)
             trial("restart, rehearsed", True, 1)
             trial("restart, not rehearsed", True, 0)
             trial("restart, rehearsed 21 times", True, 21)

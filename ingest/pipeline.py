@@ -16,6 +16,7 @@ from typing import Any
 
 from graph.db import Graph, QueryStep
 from graph.errors import DatabaseUnavailable, TooLarge
+from ingest import sample_events as sample
 from ingest.combine import combine
 from ingest.handoff import applied_by_worker, took_over
 from ingest.load import Plan, SeenCurrent, load
@@ -23,7 +24,6 @@ from ingest.log.protocol import Checked, EventLog
 from ingest.log.sqlite import encode
 from ingest.read import RawItem
 from ingest.rows import Rows
-from ingest.sample_events import sample_events
 from ingest.transform import transform
 from ingest.validate import ValidEvent, logged, validate
 
@@ -280,19 +280,16 @@ def _describe(e: BaseException) -> str:
     return text if len(text) <= 1000 else text[:1000] + "…"
 
 
-def plan_ahead(graph: Graph) -> list[str]:
+def plan_ahead(graph: Graph, commit: bool = True) -> list[str]:
     """Have Neo4j plan every ingest query before the first batch: the sample events
-    (ingest.sample_events) prepared as a batch is, written and rolled back in one transaction
-    (nothing is kept). A server just started plans them all at the first batch otherwise, which
-    made it many times slower than the next (docs/benchmarks.md, "The first answers after a
-    start"). Returns the queries it ran."""
-    report = IngestReport()
-    ingester = Ingester(graph)
-    [prepared] = ingester.prepare([RawItem(f"sample#{i}", obj=e)
-                                   for i, e in enumerate(sample_events())], report)
-    if report.rejected:  # the sample is ours: a rejection is a bug in it, said plainly
-        raise ValueError(f"the rehearsal sample was refused: {report.rejected}")
+    (ingest.sample_events) prepared as a batch is, written and rolled back in one transaction.
+    A server just started plans them all at the first batch otherwise, which made it many times
+    slower than the next (docs/benchmarks.md, "The first answers after a start"). With
+    ``commit``, the sample is then written again and committed, and removed: the first commit
+    after a start was still slower than the next. Nothing of the sample is kept. Returns the
+    queries the rehearsal ran."""
     ran: list[str] = []
+    prepared = _sample_batch(graph)
 
     def then(results: list[list[dict[str, Any]]]) -> Sequence[QueryStep]:
         steps = prepared.plan.then(results)
@@ -301,4 +298,21 @@ def plan_ahead(graph: Graph) -> list[str]:
 
     ran.extend(name for name, _ in prepared.plan.first)
     graph.rehearse(prepared.plan.first, then, lambda _: None)
+    if commit:
+        forget: QueryStep = ("admin/forget_sample", {
+            "namespace": sample.NS, "datasets": list(sample.DATASETS), "jobs": list(sample.JOBS),
+            "runs": list(sample.RUNS)})
+        graph.write([forget])  # what a worker stopped between the two writes left
+        committed = _sample_batch(graph)  # a step's rows are spent once run (graph.db._run)
+        graph.write(committed.plan.first, committed.plan.then)
+        graph.write([forget])
     return ran
+
+
+def _sample_batch(graph: Graph) -> Prepared:
+    report = IngestReport()
+    [prepared] = Ingester(graph).prepare([RawItem(f"sample#{i}", obj=e)
+                                          for i, e in enumerate(sample.sample_events())], report)
+    if report.rejected:  # the sample is ours: a rejection is a bug in it, said plainly
+        raise ValueError(f"the rehearsal sample was refused: {report.rejected}")
+    return prepared

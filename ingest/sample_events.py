@@ -1,6 +1,7 @@
 """A few OpenLineage events that between them make a row of every kind (ingest/rows.py): what a
-worker writes once, rolled back, before its first batch (ingest.pipeline.plan_ahead), so that Neo4j
-has planned every ingest query for rows as real as a producer's. Nothing of them is ever kept.
+worker writes before its first batch (ingest.pipeline.plan_ahead), so that Neo4j has planned every
+ingest query for rows as real as a producer's, and committed once. Nothing of them is kept: the
+worker removes them again (cypher/admin/forget_sample.cypher).
 
 Neo4j keys a cached plan by the types of the query's parameters as well as its text, so a
 rehearsal with empty lists plans other queries than the first batch runs (measured in
@@ -12,11 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 NS = "lineage-graph://rehearsal"
-"""The namespace of everything the sample names (rolled back, never seen by a question)."""
+"""The namespace of everything the sample names: the sample's alone."""
 PRODUCER = "https://github.com/lineage-graph/lineage-graph/ingest/sample_events.py"
 _RUN, _PARENT = "00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-00000000a002"
 _FACET = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/x.json"}
 _EVENT = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
+# what the sample names, for removing it once committed (cypher/admin/forget_sample.cypher)
+DATASETS = ("source", "source_alias", "target", "old_target", "elsewhere", "declared")
+JOBS = ("job", "parent", "declaring", "next_job")
+RUNS = (_RUN, _PARENT)
 
 
 def _facet(**fields: Any) -> dict[str, Any]:
