@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from api.request_stats import BUCKETS, RequestStats
+from api.services.retention import Figures
 from impact.health.measure import RATIOS, Group, Health
 from impact.health.slo import Verdict
 from ingest.log.kafka import PartitionState
@@ -50,11 +51,13 @@ def _line(name: str, value: float, labels: dict[str, str] | None = None) -> str:
 def render(counters: Counters, log: EventLog,
            violations: list[tuple[str, str, int]] | None = None,
            stats: RequestStats | None = None,
-           health: tuple[Health, list[Verdict], float, float] | None = None) -> str:
+           health: tuple[Health, list[Verdict], float, float] | None = None,
+           retention: Figures | None = None) -> str:
     """The metrics; ``violations``: (rule, severity, open) of the policy rules the worker keeps
     checked (impact.policy.violations.open_counts), None when there are none to say; ``stats``: the
     API's latency and refusals; ``health``: the latest measure of lineage health with its SLO
-    verdicts, its age and how long it took (api.services.health_cache), None before the first."""
+    verdicts, its age and how long it took (api.services.health_cache), None before the first;
+    ``retention``: the store's, the archive's and the last retention run's figures."""
     out: list[str] = []
 
     def metric(name: str, kind: str, help_: str,
@@ -79,6 +82,8 @@ def render(counters: Counters, log: EventLog,
         _requests(metric, out, stats)
     if health is not None:
         _health(metric, *health)
+    if retention is not None:
+        _retention(metric, retention)
     if violations is not None:
         metric("lineage_policy_violations", "gauge",
                "Open violations of each policy rule that count (no waiver accepts them).",
@@ -114,6 +119,35 @@ def _event_log(metric: Metric, log: EventLog) -> None:
         _partitions(metric, lag.partitions)
     metric("lineage_dead_letters", "gauge", "Dead letters not resolved (on Kafka, the source "
            "messages the dead-letter topic keeps, each once).", [(log.dead_letter_count(), None)])
+
+
+def _retention(metric: Metric, found: Figures) -> None:
+    """The graph's size on disk, the log's archive and the last retention run."""
+    if found.store_bytes is not None:
+        metric("lineage_store_bytes", "gauge", "The local Neo4j's store and transaction logs on "
+               "disk.", [(found.store_bytes, None)])
+    metric("lineage_archive_entries", "gauge", "Event log entries retention moved to the "
+           "archive (older than the detailed window).", [(found.archive_entries, None)])
+    metric("lineage_archive_bytes", "gauge", "Size of the archive's Parquet files.",
+           [(found.archive_bytes, None)])
+    last = found.last
+    if last is None or last.get("ranAt") is None:
+        return
+    metric("lineage_retention_last_run_timestamp_seconds", "gauge", "When the last retention "
+           "run ended (unix time).", [(last["ranAt"].timestamp(), None)])
+    metric("lineage_retention_detailed_since_timestamp_seconds", "gauge", "The oldest detailed "
+           "lineage: the detailed window's start at the last run (the graph's own time).",
+           [(last["detailedSince"].timestamp(), None)])
+    metric("lineage_retention_summary_since_timestamp_seconds", "gauge", "The oldest summary "
+           "lineage: the summary window's start at the last run.",
+           [(last["summarySince"].timestamp(), None)])
+    metric("lineage_retention_last_run_folded_runs", "gauge", "Runs the last retention run folded "
+           "into summary lineage.", [(last.get("folded", 0), None)])
+    metric("lineage_retention_last_run_removed", "gauge", "What the last retention run removed "
+           "past the summary window.", [(last.get("removedEdges", 0), {"what": "edges"}),
+                                        (last.get("removedNodes", 0), {"what": "nodes"})])
+    metric("lineage_retention_last_run_seconds", "gauge", "How long the last retention run took.",
+           [(last.get("took", 0.0), None)])
 
 
 def _worker(metric: Metric, worker: dict[str, float]) -> None:

@@ -63,8 +63,12 @@ def sample(seen: dict[int, tuple[str, float]]) -> None:
             continue
         after_name = stat.rsplit(")", 1)[1].split()
         cpu = (int(after_name[11]) + int(after_name[12])) / TICK  # utime, stime
-        # read again each time: a launcher script (spark-submit, kafka-server-start) execs java
-        seen[pid] = (kind_of(raw.replace(b"\0", b" ").decode(errors="replace")), cpu)
+        # read again each time: a launcher script (spark-submit, kafka-server-start) execs java;
+        # a process that has ended (a zombie) has no command line left, and keeps its kind
+        kind = kind_of(raw.replace(b"\0", b" ").decode(errors="replace")) if raw else "other"
+        if kind == "other" and pid in seen:
+            kind = seen[pid][0]
+        seen[pid] = (kind, cpu)
 
 
 def main() -> None:

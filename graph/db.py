@@ -230,6 +230,21 @@ class Graph:
         except OSError as e:
             raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
 
+    def trial(self, work: Callable[[Graph], _T]) -> _T:
+        """What ``work`` finds when it reads and writes the graph it is given, all in one
+        transaction that is then rolled back: a maintenance's exact plan, nothing kept. The
+        transaction holds every write lock ``work`` takes until it ends."""
+        try:
+            with self.driver.session() as session, session.begin_transaction(
+                    metadata=self._tag("trial")) as tx:
+                found = work(_Trial(self, tx))
+                tx.rollback()
+                return found
+        except (Neo4jError, DriverError) as e:
+            raise self._translated(e, ["trial"]) from e
+        except OSError as e:
+            raise DatabaseUnavailable(f"Neo4j is unreachable: {e}") from e
+
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run one named query in a read transaction and return its rows."""
         named = query(query_name)
@@ -319,3 +334,15 @@ class _InTransaction(Graph):
               then: Callable[[list[list[dict[str, Any]]]], Sequence[QueryStep]] | None = None
               ) -> list[tuple[QueryStep, list[dict[str, Any]]]]:
         raise TypeError("a rehearsal only reads what its writes left")
+
+
+class _Trial(_InTransaction):
+    """A :class:`Graph` whose reads and writes run in one open transaction (:meth:`Graph.trial`)."""
+
+    def write(self, steps: Sequence[QueryStep],
+              then: Callable[[list[list[dict[str, Any]]]], Sequence[QueryStep]] | None = None
+              ) -> list[tuple[QueryStep, list[dict[str, Any]]]]:
+        done = [(step, _run(self._tx, step)) for step in steps]
+        if then is not None:
+            done += [(step, _run(self._tx, step)) for step in then([rows for _, rows in done])]
+        return done

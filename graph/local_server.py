@@ -158,6 +158,7 @@ class LocalServer:
             heap=self.settings.neo4j_heap,
             pagecache=self.settings.neo4j_pagecache,
             tx_memory=self.settings.neo4j_tx_memory,
+            tx_log_retention=self.settings.neo4j_tx_log_retention,
         )
         (self.home / "conf" / "neo4j.conf").write_text(text, encoding="utf-8")
 

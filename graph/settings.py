@@ -54,6 +54,12 @@ class Settings(BaseSettings):
     limit of its own; Neo4j's pool for all transactions, 70% of the heap, still applies). A worker
     batch over it is split and the worker's batches shrink (``ingest.worker``)."""
 
+    neo4j_tx_log_retention: str = "256M size"
+    """Neo4j's ``db.tx_log.rotation.retention_policy`` for the local server: how much of its
+    transaction logs it keeps past what recovery needs (Neo4j's own default, two days, held
+    24.3 GB at a million datasets). With your own server, set it there (docs/graph-model.md,
+    "Retention")."""
+
     query_timeout: float = 30.0
 
     warm_on_start: bool = True
@@ -113,6 +119,19 @@ class Settings(BaseSettings):
     health_interval: float = Field(default=60.0, ge=1.0)
     """Seconds between two measures of lineage health by the API (each a pass over the datasets
     and jobs); ``/metrics`` serves the latest, never measuring in a scrape."""
+    retention_detailed_days: float = Field(default=90.0, gt=0)
+    """Days of detailed lineage (docs/graph-model.md, "Retention"): runs older than this, by the
+    latest event time the graph holds, fold into summary lineage."""
+    retention_summary_days: float = Field(default=365.0, gt=0)
+    """Days of summary lineage: lineage no run has stated for this long is removed (current
+    lineage never is). At least the detailed window."""
+    retention_interval: float = Field(default=3600.0, ge=0)
+    """Seconds between two retention runs by the worker (``lineage worker``, ``lineage up``);
+    ``0``: none (run ``lineage retention run`` yourself)."""
+    archive: Path | None = None
+    """Where retention archives the event log's entries older than the detailed window, as
+    date-partitioned Parquet (``ingest.log.archive``); default ``archive/`` in the state
+    directory. ``lineage replay`` reads it before the log."""
     mlflow_uri: str | None = None
     """An MLflow tracking server (``http://HOST:PORT``) that ``lineage up`` keeps in sync: its runs,
     logged datasets and model versions become lineage (docs/producers.md, "MLflow")."""
@@ -192,6 +211,11 @@ class Settings(BaseSettings):
     @property
     def neo4j_home(self) -> Path:
         return self.state_dir / "neo4j"
+
+    @property
+    def archive_dir(self) -> Path:
+        """The event log's archive (LINEAGE_ARCHIVE, or ``archive/`` in the state directory)."""
+        return self.archive or self.state_dir / "archive"
 
     @property
     def log_path(self) -> Path:

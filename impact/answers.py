@@ -114,7 +114,9 @@ def dataset_step(r: dict[str, Any], beyond: dict[str, int] | None = None) -> Imp
     """A dataset reached by a walk (a row of ``impact/downstream_datasets`` or upstream)."""
     key = f"{r['namespace']}:{r['name']}"
     return Impacted(r.get("kind") or "dataset", r["namespace"], r["name"], r["distance"],
-                    tuple(r["path"]), r["job"], _how(r) + retired_note(r.get("retired")),
+                    tuple(r["path"]), r["job"],
+                    _how(r) + retired_note(r.get("retired"))
+                    + summary_note(r.get("summary"), r["lastSeen"]),
                     native_time(r["lastSeen"]), tuple(r["owners"]),
                     beyond.get(key) if beyond is not None else None)
 
@@ -128,6 +130,19 @@ def retired_note(retired: dict[str, Any] | None) -> str:
     return (f" [RETIRED: job {retired['job']} no longer states it"
             + (f" since {when:%Y-%m-%d %H:%M}" if when else "")
             + (f"; last run {last}" if last else "") + "]")
+
+
+def summary_note(summary: dict[str, Any] | None, last_seen: Any) -> str:
+    """How an answer marks a step over summary lineage: an edge last seen before the detailed
+    window of retention, whose runs are folded (docs/graph-model.md, "Retention")."""
+    if not summary:
+        return ""
+    when = native_time(last_seen)
+    state = summary.get("lastRunState")
+    return (" [summary: last seen" + (f" {when:%Y-%m-%d}" if when else "")
+            + f", {summary['runs']} runs folded"
+            + (f"; last run {summary['lastRunId']}" + (f" ({state})" if state else "")
+               if summary.get("lastRunId") else "") + "]")
 
 
 def _how(r: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """Export the event log as date-partitioned Parquet: ``DIR/date=YYYY-MM-DD/part-<first seq>.parquet``.
 
-Each row is one event: its log sequence number, when the log received it, its eventTime, kind,
-type, job, run id, and the event itself as JSON text (``event``), so nothing is lost and
+Each row is one event: its log sequence number, when the log received it, its eventTime, kind
+(``event``; the archive of ingest.log.archive keeps commands too), type, job, run id, and the
+event itself as JSON text (``event``), so nothing is lost and
 ``lineage ingest --engine spark`` can read it back.
 """
 
@@ -11,22 +12,25 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ingest.log.sqlite import EventLog
+from ingest.log.protocol import Entry, EventLog
 from ingest.times import parse_time
 
 
-def _row(seq: int, received: float, event: dict[str, Any]) -> dict[str, Any]:
+def entry_row(entry: Entry) -> dict[str, Any]:
+    """One log entry as a row (the archive keeps commands too, as ``kind`` = command)."""
     import json
 
+    event = entry.event
     try:
-        when = parse_time(event.get("eventTime"))
-    except ValueError:
+        when = parse_time(event.get("eventTime" if entry.kind == "event" else "at"))
+    except (ValueError, TypeError):
         when = None
     job: dict[str, Any] = event["job"] if isinstance(event.get("job"), dict) else {}
     run: dict[str, Any] = event["run"] if isinstance(event.get("run"), dict) else {}
-    return {"seq": seq, "received": received, "event_time": when, "event_type": event.get("eventType"),
-            "job_namespace": job.get("namespace"), "job_name": job.get("name"),
-            "run_id": run.get("runId"), "event": json.dumps(event, separators=(",", ":"))}
+    return {"seq": entry.seq, "received": entry.received, "event_time": when, "kind": entry.kind,
+            "event_type": event.get("eventType"), "job_namespace": job.get("namespace"),
+            "job_name": job.get("name"), "run_id": run.get("runId"),
+            "event": json.dumps(event, separators=(",", ":"))}
 
 
 def export_parquet(events: EventLog, directory: Path,
@@ -52,7 +56,7 @@ def export_parquet(events: EventLog, directory: Path,
         if entry.kind == "command":
             skipped += 1
             continue
-        row = _row(entry.seq, entry.received, entry.event)
+        row = entry_row(entry)
         day = row["event_time"].date().isoformat() if row["event_time"] else "unknown"
         buckets[day].append(row)
         rows += 1

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from graph.db import Graph
 from graph.errors import LineageError
 from ingest import commands
+from ingest.log.archive import with_archive
 from ingest.log.protocol import Entry, EventLog
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import from_log
@@ -30,12 +32,15 @@ def wipe(graph: Graph) -> None:
 class Replayed:
     last_seq: int = 0
     commands: int = 0
+    archived: int = 0  # entries read from the archive (ingest.log.archive), not the log
 
 
 def replay(graph: Graph, events: EventLog, ingester: Ingester, report: IngestReport,
-           progress: Callable[[int], None] = lambda n: None) -> Replayed:
-    """Load every entry of ``events`` into ``graph`` (which the caller emptied); ``report``
-    counts the events, the result the commands and the last entry."""
+           progress: Callable[[int], None] = lambda n: None,
+           archive_dir: Path | None = None) -> Replayed:
+    """Load every entry of the archive in ``archive_dir`` (if any) and of ``events``, by their
+    place in the log, into ``graph`` (which the caller emptied); ``report`` counts the events,
+    the result the commands, the archived entries and the last entry."""
     done = Replayed()
     batch: list[Entry] = []
 
@@ -44,7 +49,7 @@ def replay(graph: Graph, events: EventLog, ingester: Ingester, report: IngestRep
             ingester.ingest([from_log(e) for e in batch], report, progress=progress)
             batch.clear()
 
-    for entry in events.scan(CHUNK):
+    for entry, archived in with_archive(archive_dir, events):
         if entry.kind == "command":
             flush()
             commands.apply(graph, commands.Command.of(entry.event))
@@ -54,6 +59,7 @@ def replay(graph: Graph, events: EventLog, ingester: Ingester, report: IngestRep
             batch.append(entry)
             if len(batch) >= CHUNK:
                 flush()
+        done.archived += archived
         done.last_seq = entry.seq
     flush()
     return done

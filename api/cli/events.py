@@ -27,15 +27,19 @@ def replay_cmd(
     engine: Annotated[str, typer.Option(help="python, or spark (exports the log to Parquet and "
                                              "loads it in Spark partitions).")] = "python",
 ) -> None:
-    """Rebuild the graph from the event log alone, from its first event.
+    """Rebuild the graph from the event log alone, from its first event: the archive's entries
+    first (what retention moved out of the log, LINEAGE_ARCHIVE), then the log's, and then
+    retention again over the archive's days.
 
-    Everything the API, `lineage ingest` and `lineage alias` loaded is in the log. A Spark bulk
-    load is not (the log records its paths): `--wipe` refuses to drop it unless
+    Everything the API, `lineage ingest` and `lineage alias` loaded is in the log or its archive.
+    A Spark bulk load is not (the log records its paths): `--wipe` refuses to drop it unless
     `--forget-bulk-loads` says so."""
     import tempfile
 
+    from graph.retention.run import retain
     from ingest.commands import apply_all as apply_commands
     from ingest.export import export_parquet
+    from ingest.log.archive import archived
     from ingest.log.protocol import History
     from ingest.log.sqlite import open_event_log
     from ingest.pipeline import IngestReport
@@ -45,11 +49,16 @@ def replay_cmd(
 
     settings = get_settings()
     events = open_event_log(settings)
+    in_archive = archived(settings.archive_dir)
     # a topic's partitions' ends count what retention dropped too: an upper bound for progress
-    total = events.count() if isinstance(events, History) else events.last_seq()
+    total = in_archive + (events.count() if isinstance(events, History) else events.last_seq())
     report = IngestReport()
     if engine not in ("python", "spark"):
         raise fail("--engine must be python or spark", code=2)
+    if engine == "spark" and in_archive:
+        raise fail(f"the archive in {settings.archive_dir} holds {in_archive:,} entries older "
+                   "than the detailed window, commands among them, which a Spark load cannot "
+                   "keep in their place: replay with --engine python", code=2)
     try:
         with writing_graph(settings) as graph:
             nodes = nodes_in(graph)
@@ -83,13 +92,22 @@ def replay_cmd(
                           TimeElapsedColumn(), console=err, transient=True) as bar:
                 task = bar.add_task("entries", total=total)
                 done = replay(graph, events, ingester, report,
-                              progress=lambda n: bar.advance(task, n))
+                              progress=lambda n: bar.advance(task, n),
+                              archive_dir=settings.archive_dir)
             events.commit(CONSUMER, done.last_seq)
+            if done.archived:  # the archive's days were summarised: they are again
+                retained = retain(graph, settings.retention_detailed_days,
+                                  settings.retention_summary_days)
     except LineageError as e:
         raise fail(str(e)) from e
-    out.print(f"replayed {report.read} events: {report.loaded} loaded, {report.duplicates} duplicates, "
-              f"{len(report.rejected)} rejected; {done.commands} metadata commands written "
-              f"through the API")
+    source = (f"{done.archived:,} entries from the archive in {settings.archive_dir}, the rest "
+              "from the event log" if done.archived else "all from the event log")
+    out.print(f"replayed {report.read} events ({source}): {report.loaded} loaded, "
+              f"{report.duplicates} duplicates, {len(report.rejected)} rejected; "
+              f"{done.commands} metadata commands written through the API")
+    if done.archived:
+        out.print(f"retention folded {retained.folded:,} runs into summary lineage again and "
+                  f"removed {retained.edges:,} edges past the summary window")
 
 
 @app.command("dead-letters", rich_help_panel="Load and keep events")
@@ -142,8 +160,9 @@ def delete_cmd(
     namespace: Annotated[str, typer.Argument(help="The namespace (of the dataset or job).")],
     name: Annotated[str | None, typer.Argument(help="The dataset's or job's name.")] = None,
     purge: Annotated[bool, typer.Option(
-        "--purge", help="Also remove from the event log every event that names it, and rebuild "
-                        "the graph from the log (for test data loaded by mistake).")] = False,
+        "--purge", help="Also remove from the event log and its archive every event that names "
+                        "it, and rebuild the graph from the rest (test data loaded by mistake; "
+                        "a GDPR deletion).")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Purge without asking.")] = False,
 ) -> None:
     """Hide a namespace, a dataset or a job loaded by mistake.
@@ -168,14 +187,23 @@ def delete_cmd(
                    f"{what})", code=2)
     events = open_event_log(settings)
     if purge:
-        seqs = [e.seq for e in events.scan() if _names(e.event, kind, namespace, name)]
-        if not seqs:
-            raise fail(f"no event in the log names {what}", code=2)
-        if not yes and not typer.confirm(f"remove {len(seqs)} entries naming {what} from the "
-                                         "log and rebuild the graph from the rest?"):
+        from ingest.log.archive import purge as purge_archive
+        from ingest.log.archive import read_archive
+
+        def named(entry: dict[str, Any]) -> bool:
+            return _names(entry, kind, namespace, name)
+
+        seqs = [e.seq for e in events.scan() if named(e.event)]
+        old = sum(1 for e in read_archive(settings.archive_dir) if named(e.event))
+        if not seqs and not old:
+            raise fail(f"no event in the log or its archive names {what}", code=2)
+        where = "the log" + (f" and its archive ({old} of them)" if old else "")
+        if not yes and not typer.confirm(f"remove {len(seqs) + old} entries naming {what} from "
+                                         f"{where} and rebuild the graph from the rest?"):
             raise typer.Exit(1)
-        removed = history(events, "removing entries").remove(seqs)
-        out.print(f"removed {removed} entries naming {what} from the log; rebuilding the graph")
+        removed = history(events, "removing entries").remove(seqs) if seqs else 0
+        removed += purge_archive(settings.archive_dir, named)
+        out.print(f"removed {removed} entries naming {what} from {where}; rebuilding the graph")
         replay_cmd(wipe=True, forget_bulk_loads=False, engine="python")
         return
     from ingest import commands

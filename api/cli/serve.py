@@ -75,10 +75,14 @@ def worker_cmd(
 
     With LINEAGE_POLICIES set, it also keeps the policy rules checked: all of them at start, then
     after each batch what the batch could change (docs/policies.md, "Kept checked"), and POSTs
-    each violation that appears or clears to LINEAGE_POLICY_WEBHOOK if set."""
+    each violation that appears or clears to LINEAGE_POLICY_WEBHOOK if set.
+
+    Every LINEAGE_RETENTION_INTERVAL seconds (an hour) it keeps the retention windows too
+    (`lineage retention run`; docs/graph-model.md, "Retention")."""
     import signal
     import threading
 
+    from api.services.retention import Keeping
     from ingest.log.protocol import SoleConsumer
     from ingest.log.sqlite import open_event_log
     from ingest.pipeline import relax_gc
@@ -116,6 +120,8 @@ def worker_cmd(
             _plan_ahead(graph)
             _say_ready(settings)
             watching, webhook = _watch_policies(graph, rules, settings.policy_webhook, events)
+            keeping = Keeping(graph, events, settings).start() \
+                if settings.retention_interval > 0 else None
 
             def on_batch(result: BatchResult) -> None:
                 if watching is not None:
@@ -123,6 +129,8 @@ def worker_cmd(
 
             with contextlib.suppress(KeyboardInterrupt):
                 worker.run(stop, settings.worker_poll, on_batch)
+            if keeping is not None:
+                keeping.stop()
             if watching is not None:
                 watching.stop()
             if webhook is not None:

@@ -140,6 +140,7 @@ def up_state(settings: Settings) -> dict[str, Any]:
     """Neo4j, each service and the event log, as ``lineage status --format json`` says them."""
     from api.local import processes
     from graph.local_server import external_status
+    from ingest.log.protocol import History
     from ingest.log.sqlite import open_log
     from ingest.worker import CONSUMER
 
@@ -173,11 +174,30 @@ def up_state(settings: Settings) -> dict[str, Any]:
     try:
         state["log"] = {"path": str(settings.log_path), "events": events.last_seq(),
                         "workerLag": events.last_seq() - events.position(CONSUMER),
-                        "deadLetters": events.dead_letter_count()}
+                        "deadLetters": events.dead_letter_count(),
+                        "bytes": events.size_bytes() if isinstance(events, History) else None}
     finally:
         events.close()
+    state["retention"] = _retention_state(settings, neo.state in ("running", "external"))
     state["ok"] = ok
     return state
+
+
+def _retention_state(settings: Settings, answering: bool) -> dict[str, Any] | None:
+    """The store's size, the archive and the last retention run; None when Neo4j is down."""
+    from api.services.retention import figures
+    from graph.db import open_graph
+
+    if not answering:
+        return None
+    try:
+        graph = open_graph(settings, retry_time=2.0)
+        try:
+            return figures(graph, settings).as_dict()
+        finally:
+            graph.close()
+    except LineageError as e:
+        return {"error": str(e)}
 
 
 def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
@@ -203,6 +223,10 @@ def _kafka_state(settings: Settings, state: dict[str, Any]) -> dict[str, Any]:
             "deadLetters": KafkaLog(address).dead_letter_count(),
             "members": {member or "(none)": [p.partition for p in parts]
                         for member, parts in sorted(held.items())}}
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
 
 
 def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
@@ -235,6 +259,20 @@ def print_up(settings: Settings, state: dict[str, Any] | None = None) -> bool:
                       + f"  ({log['path']})")
     else:
         table.add_row("log", f"{log['events']} events", f"worker lag {log['workerLag']} events, "
-                      f"{log['deadLetters']} dead letters  ({log['path']})")
+                      f"{log['deadLetters']} dead letters"
+                      + (f", {_mb(log['bytes'])}" if log.get("bytes") is not None else "")
+                      + f"  ({log['path']})")
+    kept = state.get("retention")
+    if kept is not None and "error" not in kept:
+        last = kept["lastRun"]
+        store = f"store {_mb(kept['storeBytes'])}, " if kept["storeBytes"] is not None else ""
+        table.add_row("retention", "ran" if last else "not run yet",
+                      store + f"archive {kept['archive']['entries']} entries "
+                      f"({_mb(kept['archive']['bytes'])})"
+                      + (f"; last run {last['ranAt'][:19]}: detailed since "
+                         f"{last['detailedSince'][:10]}, summary since "
+                         f"{last['summarySince'][:10]}, folded {last['folded']} runs, removed "
+                         f"{last['removedEdges']} edges and {last['removedNodes']} nodes"
+                         if last else ""))
     fit(table)
     return bool(state["ok"])

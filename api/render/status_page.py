@@ -29,7 +29,9 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 """
 
 
-def render(health: Health, verdicts: list[Verdict], age_s: float) -> str:
+def render(health: Health, verdicts: list[Verdict], age_s: float,
+           retention: dict[str, Any] | None = None) -> str:
+    """The page; ``retention``: api.services.retention.Figures.as_dict(), or None."""
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         "<meta name=viewport content='width=device-width,initial-scale=1'>",
@@ -40,6 +42,7 @@ def render(health: Health, verdicts: list[Verdict], age_s: float) -> str:
         _slis(health.tiers),
         _slos(verdicts),
         _ingest(health.ingest),
+        _retention(retention),
         _list("Silent jobs", health.offenders.get("silentJobs", []), health,
               "silentJobs", lambda o: (
                   f"<code>{escape(o['job'])}</code> ({escape(o['tier'])}): last event "
@@ -60,6 +63,22 @@ def render(health: Health, verdicts: list[Verdict], age_s: float) -> str:
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def _retention(found: dict[str, Any] | None) -> str:
+    if found is None:
+        return ""
+    store = ("" if found["storeBytes"] is None else
+             f"store {found['storeBytes'] / 1e6:.1f} MB; ")
+    archive = (f"archive {found['archive']['entries']} log entries "
+               f"({found['archive']['bytes'] / 1e6:.1f} MB)")
+    last = found["lastRun"]
+    if last is None:
+        return f"<h2>Retention</h2><p>{store}{archive}; no retention run yet</p>"
+    return (f"<h2>Retention</h2><p>{store}{archive}; last run {escape(last['ranAt'][:19])}: "
+            f"detailed lineage since {escape(last['detailedSince'][:10])}, summary since "
+            f"{escape(last['summarySince'][:10])}; it folded {last['folded']} runs and removed "
+            f"{last['removedEdges']} edges and {last['removedNodes']} nodes</p>")
 
 
 def _pct(value: float | None) -> str:

@@ -13,6 +13,8 @@ from api.errors import RESPONSES
 from api.render.status_page import render
 from api.schemas import answer
 from api.schemas import answers as ours
+from api.services.retention import figures
+from graph.errors import LineageError
 from impact.health.measure import Health
 from impact.health.slo import SloError, Verdict
 from impact.health.tiers import TiersError
@@ -34,7 +36,12 @@ def lineage_health(request: Request) -> Any:
             summary="Status page: lineage health as plain HTML (no external assets)")
 def status(request: Request) -> HTMLResponse:
     health, verdicts, age, _ = _current(request)
-    return HTMLResponse(render(health, verdicts, age))
+    found = app_context(request)
+    try:
+        retention: dict[str, Any] | None = figures(found.graph(), found.settings).as_dict()
+    except LineageError:
+        retention = None  # the rest of the page is still served
+    return HTMLResponse(render(health, verdicts, age, retention))
 
 
 def _current(request: Request) -> tuple[Health, list[Verdict], float, float]:

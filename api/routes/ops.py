@@ -12,6 +12,7 @@ from api.deps import AppContext, app_context
 from api.metrics import render
 from api.schemas import answer
 from api.schemas import answers as ours
+from api.services.retention import Figures, figures
 from graph.errors import LineageError
 from impact.health.measure import Health
 from impact.health.slo import Verdict
@@ -51,8 +52,18 @@ def ready(request: Request) -> JSONResponse:
 def metrics(request: Request) -> PlainTextResponse:
     found = app_context(request)
     return PlainTextResponse(render(found.counters, found.log(), _violations(found),
-                                    found.requests, _health(found)),
+                                    found.requests, _health(found), _retention(found)),
                              media_type="text/plain; version=0.0.4")
+
+
+def _retention(found: AppContext) -> Figures | None:
+    """The store's, the archive's and the last retention run's figures; None when Neo4j does
+    not answer (the other metrics are still served)."""
+    try:
+        return figures(found.graph(), found.settings)
+    except LineageError as e:
+        log.warning("/metrics without the retention figures: %s", e)
+        return None
 
 
 def _health(found: AppContext) -> tuple[Health, list[Verdict], float, float] | None:

@@ -5,7 +5,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen (ISO text), owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), retired (the first retired edge on the path: job, lastRunId, retiredAt; null when current), otherNames (the dataset's other names: 'namespace:name')
+// Returns: namespace, name, distance, path (the dataset first, sources last), job, coarse, subtypes, lastSeen (ISO text), owners, kind (dataset, or job: a job of a hand-off), basis (explicit, flow, boundary or alias: docs/graph-model.md), retired (the first retired edge on the path: job, lastRunId, retiredAt; null when current), summary (when the step's edge was last seen before the detailed window of retention: runs folded, lastRunId, lastRunState; docs/graph-model.md, "Retention"), otherNames (the dataset's other names: 'namespace:name')
 // :param namespace => 'postgres://warehouse:5432'
 // :param name => 'dashboards.revenue'
 // :param depth => 20
@@ -18,7 +18,9 @@ MATCH (dst:Dataset {namespace: $namespace, name: $name})
 USING INDEX SEEK dst:Dataset(namespace, name)
 MATCH p = ANY SHORTEST (dst)((a)-[e:DERIVED_FROM WHERE ($asOf IS NULL OR e.firstSeen <= $asOf) AND ($includeRetired OR CASE WHEN $asOf IS NULL THEN e.retired IS NULL ELSE coalesce(e.retiredAt > $asOf, true) END)]->(b)){1,50}(n)
 WHERE n <> dst AND size([r IN relationships(p) WHERE r.alias IS NULL]) <= $depth
-WITH n, p, last(relationships(p)) AS via
+WITH n, p, last(relationships(p)) AS via,
+     // the detailed window's start at the last retention run: older lineage is summary lineage
+     COLLECT { MATCH (k:Retention {key: 'graph'}) RETURN k.detailedSince }[0] AS detailedSince
 // a soft-deleted node is walked through, never listed (docs/graph-model.md)
 WHERE n.deleted IS NULL
 RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
@@ -28,6 +30,7 @@ RETURN n.namespace AS namespace, n.name AS name, size([r IN relationships(p) WHE
        CASE WHEN n:Job THEN 'job' ELSE 'dataset' END AS kind,
        CASE WHEN via.alias THEN 'alias' WHEN via.boundary THEN 'boundary' WHEN via.flow THEN 'flow'
             WHEN via.explicit THEN 'explicit' END AS basis,
+       CASE WHEN via.lastSeen < detailedSince THEN {runs: coalesce(via.`summary.runs`, 0), lastRunId: coalesce(via.`summary.lastRunId`, via.runId), lastRunState: via.`summary.lastRunState`} END AS summary,
        [r IN relationships(p) WHERE r.retired | {job: r.jobNamespace + ':' + r.jobName, lastRunId: r.lastRunId, retiredAt: toString(r.retiredAt)}][0] AS retired,
        // its other names (symlinks and declared aliases, either way, also through a common alias: the
        // names its alias edges join, read from the SYMLINK edges they come from), so that a table

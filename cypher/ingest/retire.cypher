@@ -133,23 +133,33 @@ CALL (j, late, edges) {
 }
 UNWIND edges AS x
 WITH j, late, runs, x.e AS e, x.i AS i, x.o AS o, x.lineages AS lineages, x.gone AS gone
-CALL (e, i, o, lineages, gone, late, runs) {
-  WITH e, i, o, lineages, runs WHERE gone AND (e.retired IS NULL OR late)
+CALL (j, e, i, o, lineages, gone, late, runs) {
+  WITH j, e, i, o, lineages, runs WHERE gone AND (e.retired IS NULL OR late)
   // each run stated the edge (read its input, wrote its output and, for a column edge, listed
   // it in the column lineage it stated for that output), said nothing of it (a column edge's
   // run that stated no column lineage for the output) or ruled it out
-  WITH e, lineages, [r IN runs | r {.runId, .time,
+  WITH j, e, lineages, [r IN runs | r {.runId, .time,
           match: (i IS NULL OR elementId(i) IN r.reads) AND (o IS NULL OR elementId(o) IN r.wrote),
           stated: [p IN r.stated WHERE p[0] = elementId(o) | p[1]][0]}] AS seen
-  WITH e, [r IN seen | r {.runId, .time,
+  WITH j, e, [r IN seen | r {.runId, .time,
           stated: r.match AND (lineages IS NULL
                                OR any(l IN lineages WHERE l IN coalesce(r.stated, []))),
           silent: r.match AND lineages IS NOT NULL AND r.stated IS NULL}] AS judged
-  // the last completed run that stated it, and the first completed run after it that ruled it out
-  WITH e, [r IN judged WHERE r.stated][0] AS last, judged
-  WITH e, last, [r IN judged WHERE (last IS NULL OR r.time > last.time)
-                                 AND NOT r.stated AND NOT r.silent] AS after
-  SET e.retired = true, e.retiredAt = after[-1].time, e.lastRunId = last.runId
+  // the last completed run that stated it, and the first completed run after it that ruled it
+  // out; runs retention folded (docs/graph-model.md, "Retention") are known by the edge's summary
+  // (its last completed run) and by the retirement computed while they were detailed
+  WITH j, e, judged, [r IN judged WHERE r.stated][0] AS left
+  WITH j, e, judged, CASE WHEN e.`summary.lastCompleteTime` IS NOT NULL
+                           AND (left IS NULL OR e.`summary.lastCompleteTime` > left.time)
+                          THEN {runId: e.`summary.lastCompleteRunId`,
+                                time: e.`summary.lastCompleteTime`} ELSE left END AS last
+  WITH j, e, last, [r IN judged WHERE (last IS NULL OR r.time > last.time)
+                                    AND NOT r.stated AND NOT r.silent][-1].time AS after
+  WITH e, last, CASE WHEN j.`summary.until` IS NOT NULL AND e.retiredAt <= j.`summary.until`
+                          AND (last IS NULL OR e.retiredAt > last.time)
+                          AND (after IS NULL OR e.retiredAt < after)
+                     THEN e.retiredAt ELSE after END AS retiredAt
+  SET e.retired = true, e.retiredAt = retiredAt, e.lastRunId = last.runId
 }
 WITH j, max(CASE WHEN gone THEN 1 ELSE 0 END) AS retiredEdges
 SET j.hasRetired = CASE WHEN retiredEdges > 0 THEN true END

@@ -15,6 +15,8 @@ CREATE CONSTRAINT namespace_key IF NOT EXISTS
 FOR (m:Namespace) REQUIRE m.name IS UNIQUE;
 CREATE CONSTRAINT source_key IF NOT EXISTS
 FOR (s:Source) REQUIRE s.name IS UNIQUE;
+CREATE CONSTRAINT retention_key IF NOT EXISTS
+FOR (k:Retention) REQUIRE k.key IS UNIQUE;
 CREATE CONSTRAINT policy_violation_key IF NOT EXISTS
 FOR (v:PolicyViolation) REQUIRE v.key IS UNIQUE;
 CREATE INDEX policy_violation_anchor IF NOT EXISTS FOR (v:PolicyViolation) ON (v.anchor);
