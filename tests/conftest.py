@@ -25,6 +25,11 @@ from graph.local_server import LocalServer
 from graph.schema import apply_schema
 from graph.settings import Settings, get_settings
 
+# Java's first compiler tier only, for every JVM the tests start (their Neo4j servers, Spark,
+# the Kafka broker): their lives are short, and the optimising tier's compiling cost a fifth of the
+# suite's CPU (docs/benchmarks.md, "The test suite"). A JAVA_TOOL_OPTIONS of the shell is kept.
+os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
+
 # what other projects wrote (OpenLineage's corpus and JSON Schemas, Marquez's API description):
 # beside the clone as ../shared, or where LINEAGE_TEST_SHARED says; a user's clone has none, and
 # only the tests over it skip (each saying how to run it)

@@ -22,16 +22,18 @@ retention_app = typer.Typer(
          "default) fold into summary lineage (each edge keeps how many runs stated it and the "
          "last one; each job its run counts by state), and lineage no run has stated within "
          "the summary window (365 days) is removed; current lineage never is. Time is the "
-         "graph's own: its latest event time. Rules: docs/graph-model.md, \"Retention\".",
+         "graph's own: its latest event time. Settings: LINEAGE_RETENTION_DETAILED_DAYS, "
+         "LINEAGE_RETENTION_SUMMARY_DAYS, LINEAGE_ARCHIVE. Rules: docs/graph-model.md, "
+         "\"Retention\".",
     no_args_is_help=True)
 app.add_typer(retention_app, name="retention", rich_help_panel="Run the services")
 
 DetailedOption = Annotated[float | None, typer.Option(
-    "--detailed-days", help="Days of detailed lineage; default LINEAGE_RETENTION_DETAILED_DAYS "
-                            "(90).", min=0.001)]
+    "--detailed-days", help="Days of detailed lineage (default: the setting, 90).",
+    min=0.001)]
 SummaryOption = Annotated[float | None, typer.Option(
-    "--summary-days", help="Days of summary lineage; default LINEAGE_RETENTION_SUMMARY_DAYS "
-                           "(365).", min=0.001)]
+    "--summary-days", help="Days of summary lineage (default: the setting, 365).",
+    min=0.001)]
 
 
 def _settings(detailed_days: float | None, summary_days: float | None) -> Settings:

@@ -78,9 +78,7 @@ def _old(events: EventLog, before: datetime, loaded_up_to: int,
     """The entries to archive, each with its time; counts in ``done.kept`` the dead letters
     old enough but left in the log."""
     dead = {d.seq for d in events.dead_letters()}
-    for entry in events.scan():
-        if entry.seq > loaded_up_to:
-            return
+    for entry in history(events, "archiving").older(before.timestamp(), loaded_up_to):
         when = entry_time(entry)
         if when is None or when >= before:
             continue

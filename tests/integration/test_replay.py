@@ -6,7 +6,6 @@ told. Against the real Neo4j, through the real CLI."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,23 +15,13 @@ from typer.testing import CliRunner
 from api.app import create_app
 from api.cli import app
 from graph.db import Graph
-from graph.settings import Settings, get_settings
+from graph.settings import Settings
 from ingest.log.sqlite import SQLiteLog
 from ingest.worker import CONSUMER, Worker
-from tests.helpers import canonical_dump, dataset, new_run_id, point_cli_at_test_server, run_event
+from tests.helpers import canonical_dump, dataset, new_run_id, run_event
 
 pytestmark = pytest.mark.integration
 SHOP = Path(__file__).parents[2] / "examples" / "events"
-
-
-@pytest.fixture
-def log_path(graph: Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    point_cli_at_test_server(monkeypatch)
-    path = tmp_path / "events.db"
-    monkeypatch.setenv("LINEAGE_LOG_FILE", str(path))
-    get_settings.cache_clear()
-    yield path
-    get_settings.cache_clear()
 
 
 def _invoke(*args: str) -> str:

@@ -6,7 +6,6 @@ log, saying which it read; `lineage delete --purge` reaches the archive; /metric
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -17,30 +16,20 @@ from typer.testing import CliRunner
 from api.app import create_app
 from api.cli import app
 from graph.db import Graph
-from graph.settings import Settings, get_settings
+from graph.settings import Settings
 from ingest.log.archive import archived
 from ingest.log.sqlite import SQLiteLog
-from tests.helpers import ndjson, point_cli_at_test_server, rows
+from tests.helpers import ndjson, rows
 from tests.integration.retention.test_retention import DETAILED_SINCE, _dump, _events, _folded, history
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def paths(graph: Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    point_cli_at_test_server(monkeypatch)
-    monkeypatch.setenv("LINEAGE_LOG_FILE", str(tmp_path / "events.db"))
-    monkeypatch.setenv("LINEAGE_ARCHIVE", str(tmp_path / "archive"))
-    get_settings.cache_clear()
-    yield tmp_path
-    get_settings.cache_clear()
-
-
 def _invoke(*args: str) -> str:
-    """What the command printed on stdout (its progress goes to stderr)."""
-    r = CliRunner().invoke(app, list(args))
-    assert r.exit_code == 0, r.output
-    return r.stdout
+    """What the command printed on stdout (its progress goes to stderr), once it succeeded."""
+    done = CliRunner().invoke(app, list(args))
+    assert done.exit_code == 0, done.output
+    return done.stdout
 
 
 def _runs(graph: Graph) -> int:
@@ -48,7 +37,8 @@ def _runs(graph: Graph) -> int:
 
 
 def test_retention_run_archives_the_log_and_replay_rebuilds_from_both(graph: Graph,
-                                                                      paths: Path) -> None:
+                                                                      log_path: Path) -> None:
+    paths = log_path.parent
     runs = history()
     events = _events(runs, seed=None)
     (paths / "history.ndjson").write_text(ndjson(events))

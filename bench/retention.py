@@ -1,0 +1,182 @@
+"""Retention over 400 simulated days of daily runs (docs/graph-model.md, "Retention"): two Neo4j
+servers of their own, one with retention and one without, each loaded with the same nights of
+DATASETS generated tables (bench.generate: a run per table per day, time moved by the events'
+own times), a night at a time through the real ingest path and an event log of its own. The one
+with retention runs it after each night (as the worker's schedule would) and archives its log.
+
+Every EVERY days it records, for each: nodes and relationships (Neo4j's count store), the store's
+files on disk, the event log's size (and the archive's); at the end, the questions' p50/p95 on
+both, and the ingest rate of a night loaded while a retention run works against one without.
+
+    python -m bench.retention                          # S: 1,000 datasets, 400 days
+    python -m bench.retention --datasets 200 --days 200 --out docs/results/retention.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from bench.generate import NS, events, tables
+from bench.latency import emit, percentile, tree_mb
+from bench.stack import free_port, scratch
+from graph.db import Graph, connect
+from graph.local_server import LocalServer
+from graph.retention.run import retain
+from graph.schema import apply_schema
+from graph.settings import Settings
+from impact.blast_radius import dataset_blast_radius
+from impact.upstream import dataset_upstream
+from ingest.log.archive import archive
+from ingest.log.sqlite import SQLiteLog
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import from_log
+from ingest.worker import CONSUMER
+
+
+@dataclass
+class Side:
+    """One server and its log: with retention or without."""
+
+    name: str
+    settings: Settings
+    server: LocalServer
+    graph: Graph
+    log: SQLiteLog
+    retention: bool
+
+    def load(self, night: list[dict[str, Any]]) -> float:
+        """Append a night to the log and load it as the worker would; its seconds."""
+        started = time.perf_counter()
+        first = self.log.last_seq() + 1
+        self.log.append(night)
+        entries = self.log.read(first - 1, len(night) + 1)
+        Ingester(self.graph, 500).ingest([from_log(e) for e in entries], IngestReport())
+        self.log.commit(CONSUMER, entries[-1].seq)
+        return time.perf_counter() - started
+
+    def keep(self, detailed: float, summary: float) -> dict[str, Any]:
+        done = retain(self.graph, detailed, summary)
+        assert done.windows is not None
+        moved = archive(self.log, self.settings.state_dir / "archive",
+                        done.windows.detailed_since, self.log.position(CONSUMER))
+        return {"folded": done.folded, "edges": done.edges, "nodes": sum(done.nodes.values()),
+                "archived": moved.entries, "s": done.took}
+
+    def sizes(self) -> dict[str, float]:
+        [row] = self.graph.read("admin/graph_size")
+        home = self.settings.state_dir / "neo4j" / "data"
+        return {"nodes": row["nodes"], "relationships": row["relationships"],
+                "store_mb": round(tree_mb(home / "databases" / "neo4j"), 1),
+                "log_mb": round(self.log.size_bytes() / 2**20, 1),
+                "archive_mb": round(tree_mb(self.settings.state_dir / "archive"), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=400)
+    parser.add_argument("--every", type=int, default=10, help="record sizes every N days")
+    parser.add_argument("--detailed", type=float, default=90.0)
+    parser.add_argument("--summary", type=float, default=365.0)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    with scratch("lineage-retention-") as work:
+        sides = [_side(work, "off", False), _side(work, "on", True)]
+        try:
+            emit(_run(sides, args), args.out)
+        finally:
+            for side in sides:
+                side.graph.close()
+                side.server.stop()
+
+
+def _side(work: Path, name: str, retention: bool) -> Side:
+    settings = Settings(state_dir=work / name, neo4j_bolt_port=free_port(),
+                        neo4j_http_port=free_port(), neo4j_heap="1g", neo4j_pagecache="512m")
+    server = LocalServer(settings)
+    server.start()
+    graph = Graph(connect(settings))
+    apply_schema(graph)
+    (work / name / "log").mkdir(parents=True, exist_ok=True)
+    return Side(name, settings, server, graph, SQLiteLog(work / name / "log" / "events.db"),
+                retention)
+
+
+def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
+    ts = tables(args.datasets)
+    per_night = len(ts)
+    nights = events(ts, days=args.days + 6)  # and six for the ingest beside a retention run
+    days: list[dict[str, Any]] = []
+    for day in range(1, args.days + 1):
+        night = list(islice(nights, per_night))
+        row: dict[str, Any] = {"day": day}
+        for side in sides:  # alternated, night by night, on the same machine
+            row[f"{side.name} load s"] = round(side.load(night), 3)
+            if side.retention:
+                row["retention"] = side.keep(args.detailed, args.summary)
+        if day % args.every == 0 or day == args.days:
+            for side in sides:
+                row[side.name] = side.sizes()
+            days.append(row)
+            print(row, flush=True)
+    found: dict[str, Any] = {"datasets": args.datasets, "days": args.days,
+                             "detailed days": args.detailed, "summary days": args.summary,
+                             "events per night": per_night, "sizes": days}
+    on = [d["on"] for d in days if d["day"] >= min(120, args.days)]
+    found["on, from day 120: store MB min/max"] = [min(d["store_mb"] for d in on),
+                                                   max(d["store_mb"] for d in on)]
+    found["on, from day 120: nodes min/max"] = [min(d["nodes"] for d in on),
+                                                max(d["nodes"] for d in on)]
+    found["latency"] = {side.name: _latency(side, ts) for side in sides}
+    found["ingest while retention runs"] = _ingest_beside_retention(sides[1], nights, per_night,
+                                                                    args)
+    return found
+
+
+def _latency(side: Side, ts: list[Any], asks: int = 60) -> dict[str, dict[str, float]]:
+    rng = random.Random(3)
+    sources = [t.name for t in ts if t.layer == 0]
+    sinks = [t.name for t in ts if t.layer == 3]
+    found = {}
+    for name, ask, names in (("blast radius", dataset_blast_radius, sources),
+                             ("upstream", dataset_upstream, sinks)):
+        took = []
+        for _ in range(asks):
+            started = time.perf_counter()
+            ask(side.graph, NS, rng.choice(names))
+            took.append((time.perf_counter() - started) * 1000)
+        found[name] = {"p50 ms": round(statistics.median(took[10:]), 2),
+                       "p95 ms": round(percentile(took[10:], 95), 2)}
+    return found
+
+
+def _ingest_beside_retention(side: Side, nights: Any, per_night: int,
+                             args: argparse.Namespace) -> dict[str, Any]:
+    """A night alone, then a night while a retention run works (one that has folding to do:
+    a detailed window a day shorter), alternated three times; events per second each."""
+    alone, beside = [], []
+    detailed = args.detailed
+    for _ in range(3):
+        night = list(islice(nights, per_night))
+        alone.append(per_night / side.load(night))
+        detailed -= 1  # the next run folds a day's runs
+        worker = threading.Thread(target=side.keep, args=(detailed, max(detailed, args.summary)))
+        night = list(islice(nights, per_night))
+        worker.start()
+        beside.append(per_night / side.load(night))
+        worker.join()
+    return {"alone events/s": [round(x) for x in alone],
+            "beside a retention run events/s": [round(x) for x in beside],
+            "ratio of medians": round(statistics.median(beside) / statistics.median(alone), 3)}
+
+
+if __name__ == "__main__":
+    main()
