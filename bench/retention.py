@@ -4,9 +4,10 @@ DATASETS generated tables (bench.generate: a run per table per day, time moved b
 own times), a night at a time through the real ingest path and an event log of its own. The one
 with retention runs it after each night (as the worker's schedule would) and archives its log.
 
-Every EVERY days it records, for each: nodes and relationships (Neo4j's count store), the store's
-files on disk, the event log's size (and the archive's); at the end, the questions' p50/p95 on
-both, and the ingest rate of a night loaded while a retention run works against one without.
+Every EVERY days it records, for each: nodes and relationships (Neo4j's count store), the event
+log's size (and the archive's); on the ON_DISK days, the store's files after a clean stop; at the
+end, the questions' p50/p95 on both, and the ingest rate of a night loaded while a retention run
+works against one without.
 
     python -m bench.retention                          # S: 1,000 datasets, 400 days
     python -m bench.retention --datasets 200 --days 200 --out docs/results/retention.json
@@ -70,13 +71,23 @@ class Side:
         return {"folded": done.folded, "edges": done.edges, "nodes": sum(done.nodes.values()),
                 "archived": moved.entries, "s": done.took}
 
-    def sizes(self) -> dict[str, float]:
+    def sizes(self, on_disk: bool) -> dict[str, float]:
+        """Nodes and relationships (Neo4j's count store), the log's and the archive's files;
+        with ``on_disk``, the store's files too, after a clean stop (Neo4j Community writes its
+        store files at a checkpoint, which a stop makes) and a start again."""
         [row] = self.graph.read("admin/graph_size")
-        home = self.settings.state_dir / "neo4j" / "data"
-        return {"nodes": row["nodes"], "relationships": row["relationships"],
-                "store_mb": round(tree_mb(home / "databases" / "neo4j"), 1),
-                "log_mb": round(self.log.size_bytes() / 2**20, 1),
-                "archive_mb": round(tree_mb(self.settings.state_dir / "archive"), 1)}
+        found = {"nodes": row["nodes"], "relationships": row["relationships"],
+                 "log_mb": round(self.log.size_bytes() / 2**20, 1),
+                 "archive_mb": round(tree_mb(self.settings.state_dir / "archive"), 1)}
+        if on_disk:
+            self.graph.close()
+            self.server.stop()
+            data = self.settings.state_dir / "neo4j" / "data"
+            found["store_mb"] = round(tree_mb(data / "databases" / "neo4j"), 1)
+            found["tx_logs_mb"] = round(tree_mb(data / "transactions" / "neo4j"), 1)
+            self.server.start()
+            self.graph = Graph(connect(self.settings))
+        return found
 
 
 def main() -> None:
@@ -84,6 +95,8 @@ def main() -> None:
     parser.add_argument("--datasets", type=int, default=1000)
     parser.add_argument("--days", type=int, default=400)
     parser.add_argument("--every", type=int, default=10, help="record sizes every N days")
+    parser.add_argument("--on-disk", type=int, nargs="*", default=[120, 260, 400],
+                        help="days to measure the store's files too (a stop and a start)")
     parser.add_argument("--detailed", type=float, default=90.0)
     parser.add_argument("--summary", type=float, default=365.0)
     parser.add_argument("--out", type=Path)
@@ -122,17 +135,17 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
             row[f"{side.name} load s"] = round(side.load(night), 3)
             if side.retention:
                 row["retention"] = side.keep(args.detailed, args.summary)
-        if day % args.every == 0 or day == args.days:
+        if day % args.every == 0 or day == args.days or day in args.on_disk:
             for side in sides:
-                row[side.name] = side.sizes()
+                row[side.name] = side.sizes(day in args.on_disk or day == args.days)
             days.append(row)
             print(row, flush=True)
     found: dict[str, Any] = {"datasets": args.datasets, "days": args.days,
                              "detailed days": args.detailed, "summary days": args.summary,
                              "events per night": per_night, "sizes": days}
     on = [d["on"] for d in days if d["day"] >= min(120, args.days)]
-    found["on, from day 120: store MB min/max"] = [min(d["store_mb"] for d in on),
-                                                   max(d["store_mb"] for d in on)]
+    found["on, from day 120: store MB min/max"] = [min(d["store_mb"] for d in on if "store_mb" in d),
+                                                   max(d["store_mb"] for d in on if "store_mb" in d)]
     found["on, from day 120: nodes min/max"] = [min(d["nodes"] for d in on),
                                                 max(d["nodes"] for d in on)]
     found["latency"] = {side.name: _latency(side, ts) for side in sides}
