@@ -37,10 +37,19 @@ SummaryOption = Annotated[float | None, typer.Option(
 
 
 def _settings(detailed_days: float | None, summary_days: float | None) -> Settings:
+    """The settings with the windows given; exit 2 for windows that cannot be."""
+    from graph.errors import ConfigError
+    from graph.retention.run import check_windows
+
     settings = get_settings()
     given = {k: v for k, v in (("retention_detailed_days", detailed_days),
                                ("retention_summary_days", summary_days)) if v is not None}
-    return settings.model_copy(update=given) if given else settings
+    settings = settings.model_copy(update=given) if given else settings
+    try:
+        check_windows(settings.retention_detailed_days, settings.retention_summary_days)
+    except ConfigError as e:
+        raise fail(str(e), code=2) from e
+    return settings
 
 
 @retention_app.command("plan")

@@ -33,12 +33,17 @@ class Windows:
 
     @classmethod
     def of(cls, now: datetime, detailed_days: float, summary_days: float) -> Windows:
-        if summary_days < detailed_days:
-            raise ConfigError(
-                f"the summary window ({summary_days:g} days, LINEAGE_RETENTION_SUMMARY_DAYS) is "
-                f"shorter than the detailed one ({detailed_days:g} days, "
-                "LINEAGE_RETENTION_DETAILED_DAYS): it must be at least as long")
+        check_windows(detailed_days, summary_days)
         return cls(now, now - timedelta(days=detailed_days), now - timedelta(days=summary_days))
+
+
+def check_windows(detailed_days: float, summary_days: float) -> None:
+    """ConfigError unless the summary window is at least as long as the detailed one."""
+    if summary_days < detailed_days:
+        raise ConfigError(
+            f"the summary window ({summary_days:g} days, LINEAGE_RETENTION_SUMMARY_DAYS) is "
+            f"shorter than the detailed one ({detailed_days:g} days, "
+            "LINEAGE_RETENTION_DETAILED_DAYS): it must be at least as long")
 
 
 @dataclass

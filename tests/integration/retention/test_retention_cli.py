@@ -80,3 +80,11 @@ def test_retention_run_archives_the_log_and_replay_rebuilds_from_both(graph: Gra
     assert archived(paths / "archive") == old - sum(
         1 for e in events if e["job"]["name"] == "stopped"
         and datetime.fromisoformat(e["eventTime"].replace("Z", "+00:00")) < DETAILED_SINCE)
+
+
+def test_windows_that_cannot_be_are_refused_before_anything_is_touched() -> None:
+    for command in ("plan", "run"):
+        done = CliRunner().invoke(app, ["retention", command, "--detailed-days", "400",
+                                        "--summary-days", "90"])
+        assert done.exit_code == 2
+        assert "the summary window (90 days" in done.output and "at least as long" in done.output
