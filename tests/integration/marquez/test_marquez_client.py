@@ -24,6 +24,10 @@ from tests.conftest import server_settings
 from tests.helpers import start_serve
 
 pytestmark = pytest.mark.integration
+# the client's own default is 10 s a request; on two cores shared with the rest of the suite (the
+# tests' JVMs on Java's first compiler tier) a first ask of a query Neo4j has not planned yet took
+# longer: a bound on the wait, not a timing assertion
+CLIENT_TIMEOUT_MS = 60_000
 
 marquez_client = pytest.importorskip("marquez_client", reason="marquez-python (dev extra)")
 
@@ -108,7 +112,7 @@ def _datasets(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def test_every_read_method_of_marquez_python(served: str, demo: list[dict[str, Any]]) -> None:
     from marquez_client import MarquezClient
 
-    client = MarquezClient(url=served)
+    client = MarquezClient(url=served, timeout_ms=CLIENT_TIMEOUT_MS)
     spaces = {n["name"]: n for n in client.list_namespaces()["namespaces"]}
     shop = [json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()]
     assert set(spaces) == {n for e in demo + shop for n in _namespaces(e)}
@@ -199,7 +203,7 @@ def test_every_read_method_of_marquez_python(served: str, demo: list[dict[str, A
 def test_tags_and_namespaces_written_with_marquez_python(served: str) -> None:
     from marquez_client import MarquezClient
 
-    client = MarquezClient(url=served)
+    client = MarquezClient(url=served, timeout_ms=CLIENT_TIMEOUT_MS)
     assert client.create_tag("PII", "personal data") == {"name": "PII",
                                                          "description": "personal data"}
     tagged = client.tag_dataset(NS, "public.customers", "GOLD")
@@ -226,7 +230,7 @@ def test_legacy_writes_of_marquez_python_become_events(served: str, tmp_path: Pa
     of the log rebuilds what they wrote."""
     from marquez_client.models import DatasetId, DatasetType, JobType
 
-    client = marquez_client.MarquezClient(url=served)
+    client = marquez_client.MarquezClient(url=served, timeout_ms=CLIENT_TIMEOUT_MS)
     client.create_namespace("legacy", "data-platform")
     source = client.create_source("legacy_db", "postgresql", "postgresql://db.example:5432/shop")
     assert (source["type"], source["connectionUrl"]) == (
