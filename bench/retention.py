@@ -63,8 +63,8 @@ class Side:
         self.log.commit(CONSUMER, entries[-1].seq)
         return time.perf_counter() - started
 
-    def keep(self, detailed: float, summary: float) -> dict[str, Any]:
-        done = retain(self.graph, detailed, summary)
+    def keep(self, detailed: float, summary: float, pace: float = 0.0) -> dict[str, Any]:
+        done = retain(self.graph, detailed, summary, pace=pace)
         assert done.windows is not None
         moved = archive(self.log, self.settings.state_dir / "archive",
                         done.windows.detailed_since, self.log.position(CONSUMER))
@@ -174,21 +174,32 @@ def _latency(side: Side, ts: list[Any], asks: int = 60) -> dict[str, dict[str, f
 def _ingest_beside_retention(side: Side, nights: Any, per_night: int,
                              args: argparse.Namespace) -> dict[str, Any]:
     """A night alone, then a night while a retention run works (one that has folding to do:
-    a detailed window a day shorter), alternated three times; events per second each."""
-    alone, beside = [], []
+    a detailed window a day shorter) at the worker's pace (LINEAGE_RETENTION_PACE), alternated
+    three times; events per second each, and how long the runs took."""
+    alone, beside, took = [], [], []
     detailed = args.detailed
+    pace = Settings().retention_pace
     for _ in range(3):
         night = list(islice(nights, per_night))
         alone.append(per_night / side.load(night))
         detailed -= 1  # the next run folds a day's runs
-        worker = threading.Thread(target=side.keep, args=(detailed, max(detailed, args.summary)))
+        kept: list[dict[str, Any]] = []
+        worker = threading.Thread(target=_keep_into, args=(
+            kept, side, detailed, max(detailed, args.summary), pace))
         night = list(islice(nights, per_night))
         worker.start()
         beside.append(per_night / side.load(night))
         worker.join()
-    return {"alone events/s": [round(x) for x in alone],
+        took.append(kept[0]["s"])
+    return {"pace": pace, "alone events/s": [round(x) for x in alone],
             "beside a retention run events/s": [round(x) for x in beside],
+            "retention run s": took,
             "ratio of medians": round(statistics.median(beside) / statistics.median(alone), 3)}
+
+
+def _keep_into(kept: list[dict[str, Any]], side: Side, detailed: float, summary: float,
+               pace: float) -> None:
+    kept.append(side.keep(detailed, summary, pace))
 
 
 if __name__ == "__main__":

@@ -159,6 +159,7 @@ class LocalServer:
             pagecache=self.settings.neo4j_pagecache,
             tx_memory=self.settings.neo4j_tx_memory,
             tx_log_retention=self.settings.neo4j_tx_log_retention,
+            replan_interval=self.settings.neo4j_replan_interval,
         )
         (self.home / "conf" / "neo4j.conf").write_text(text, encoding="utf-8")
 

@@ -60,6 +60,13 @@ class Settings(BaseSettings):
     24.3 GB at a million datasets). With your own server, set it there (docs/graph-model.md,
     "Retention")."""
 
+    neo4j_replan_interval: str = "10s"
+    """Neo4j's ``dbms.cypher.min_replan_interval`` for the local server: how long a cached plan is
+    kept before the statistics may make Neo4j plan the query again (Neo4j's default, 10 s). The
+    tests' servers keep plans for good: their graphs are wiped and filled again in every test, so
+    with the default nearly every query was planned again (docs/benchmarks.md, "The test
+    suite")."""
+
     query_timeout: float = 30.0
 
     warm_on_start: bool = True
@@ -128,6 +135,11 @@ class Settings(BaseSettings):
     retention_interval: float = Field(default=3600.0, ge=0)
     """Seconds between two retention runs by the worker (``lineage worker``, ``lineage up``);
     ``0``: none (run ``lineage retention run`` yourself)."""
+    retention_pace: float = Field(default=3.0, ge=0)
+    """How much the worker's retention runs pause after each of their transactions, as a multiple
+    of its length (3: a run takes at most a quarter of Neo4j's time for its writes), so that
+    ingest beside it keeps its rate (docs/benchmarks.md, "Retention"); ``lineage retention run``
+    does not pause."""
     archive: Path | None = None
     """Where retention archives the event log's entries older than the detailed window, as
     date-partitioned Parquet (``ingest.log.archive``); default ``archive/`` in the state

@@ -82,6 +82,7 @@ class Walk:
     direction: str = "downstream"
     aliases: tuple[str, ...] = ()  # the source's other names (symlinks), answered for too
     models: tuple[ModelVersion, ...] = ()  # model versions trained on what was reached (downstream)
+    approximate: str | None = None  # why an answer as of a time past the detailed window is one
 
 
 def require_dataset(graph: Graph, namespace: str, name: str) -> None:
@@ -132,6 +133,21 @@ def retired_note(retired: dict[str, Any] | None) -> str:
             + (f"; last run {last}" if last else "") + "]")
 
 
+def approximate(graph: Graph, as_of: datetime | None) -> str | None:
+    """What an answer as of ``as_of`` says when that time is before the detailed window of
+    retention: its runs are folded, so it is read from summary lineage (docs/graph-model.md,
+    "Retention"); None for an exact answer."""
+    if as_of is None:
+        return None
+    since = native_time(graph.read("impact/detailed_since")[0]["detailedSince"])
+    if since is None or as_of >= since:
+        return None
+    return (f"approximate: {as_of:%Y-%m-%d %H:%M} is before the detailed window (since "
+            f"{since:%Y-%m-%d %H:%M}): its runs are folded into summary lineage, so the lineage "
+            "then is the edges first seen by then and not retired by then, and the runs of "
+            "that time are not there to read")
+
+
 def summary_note(summary: dict[str, Any] | None, last_seen: Any) -> str:
     """How an answer marks a step over summary lineage: an edge last seen before the detailed
     window of retention, whose runs are folded (docs/graph-model.md, "Retention")."""
@@ -179,7 +195,7 @@ def column_step(r: dict[str, Any]) -> Impacted:
     return Impacted("column", r["namespace"], f"{r['dataset']}.{r['column']}", r["distance"],
                     tuple(r["path"]), r["job"],
                     f"DERIVED_FROM {r['type']} {r['subtype']}{masked} via job {r['job']}{also}"
-                    + retired_note(r.get("retired")),
+                    + retired_note(r.get("retired")) + summary_note(r.get("summary"), r["lastSeen"]),
                     native_time(r["lastSeen"]))
 
 

@@ -16,6 +16,7 @@ from graph.errors import NotFound
 from impact.answers import (
     Impacted,
     Walk,
+    approximate,
     clamp_depth,
     column_step,
     dataset_step,
@@ -56,7 +57,7 @@ def dataset_blast_radius(graph: Graph, namespace: str, name: str, depth: int | N
     impacted = tuple(kept + jobs)
     models = trained_on_datasets(graph, [(d["namespace"], d["name"]) for d in reached])
     return Walk(f"dataset {namespace}:{name}", depth, impacted, summarise(impacted),
-                aliases=aliases, models=models)
+                aliases=aliases, models=models, approximate=approximate(graph, as_of))
 
 
 def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None = None,
@@ -101,7 +102,8 @@ def job_blast_radius(graph: Graph, namespace: str, name: str, depth: int | None 
     impacted = tuple(sorted(best.values(), key=lambda i: (i.kind != "dataset", i.distance, i.name)))
     models = trained_on_datasets(graph, [(i.namespace, i.name) for i in impacted
                                          if i.kind == "dataset"])
-    return Walk(f"job {me}", depth, impacted, summarise(impacted), models=models)
+    return Walk(f"job {me}", depth, impacted, summarise(impacted), models=models,
+                approximate=approximate(graph, as_of))
 
 
 def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
@@ -120,7 +122,8 @@ def column_blast_radius(graph: Graph, namespace: str, dataset: str, column: str,
     reached = [(namespace, dataset, column)] + [(r["namespace"], r["dataset"], r["column"])
                                                 for r in sorted(rows, key=lambda r: r["distance"])]
     return Walk(f"column {namespace}:{dataset}.{column}", depth, impacted,
-                summarise(impacted), aliases=aliases, models=trained_on_columns(graph, reached))
+                summarise(impacted), aliases=aliases, models=trained_on_columns(graph, reached),
+                approximate=approximate(graph, as_of))
 
 
 def _reader(r: dict[str, Any], reached: dict[str, Impacted], source: str) -> Impacted:

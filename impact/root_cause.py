@@ -22,7 +22,7 @@ from typing import Any
 
 from graph.db import Graph
 from graph.errors import NotFound
-from impact.answers import clamp_depth, native_time, require_dataset
+from impact.answers import approximate, clamp_depth, native_time, require_dataset
 from impact.flow import choke_points, flow_graph
 from impact.health.freshness import TOLERANCE, assess, run_states
 
@@ -60,6 +60,8 @@ class RootCause:
     candidates: tuple[Candidate, ...]
     choke_points: tuple[str, ...]
     examined: int
+    approximate: str | None = None
+    """Why an answer as of a time before the detailed window of retention is approximate."""
 
 
 def root_cause_dataset(graph: Graph, namespace: str, name: str, depth: int | None = None,
@@ -123,7 +125,8 @@ def _rank(graph: Graph, target: str, starts: list[dict[str, str]], depth: int,
     for r in rows:
         found.extend(candidates(r, offset, reference, recent, set(chokes)))
     found.sort(key=lambda c: (-c.score, c.distance, c.dataset))
-    return RootCause(target, depth, reference, tuple(found), tuple(dict.fromkeys(chokes)), len(rows))
+    return RootCause(target, depth, reference, tuple(found), tuple(dict.fromkeys(chokes)), len(rows),
+                     approximate(graph, as_of))
 
 
 def _staleness(successes: list[datetime], reads: list[datetime], cadence: timedelta | None

@@ -8,6 +8,7 @@ from graph.db import Graph
 from impact.answers import (
     Impacted,
     Walk,
+    approximate,
     clamp_depth,
     column_step,
     dataset_step,
@@ -33,7 +34,7 @@ def dataset_upstream(graph: Graph, namespace: str, name: str, depth: int | None 
     kept, aliases = merge_names(kept, f"{namespace}:{name}", aliases, rows)
     found = tuple(kept)
     return Walk(f"dataset {namespace}:{name}", depth, found, summarise(found), "upstream",
-                       aliases)
+                aliases, approximate=approximate(graph, as_of))
 
 
 def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
@@ -59,4 +60,4 @@ def column_upstream(graph: Graph, namespace: str, dataset: str, column: str,
     kept, aliases = merge_names(kept, f"{namespace}:{dataset}.{column}", aliases, rows)
     found = made + tuple(kept)
     return Walk(f"column {namespace}:{dataset}.{column}", depth, found, summarise(found),
-                       "upstream", aliases)
+                "upstream", aliases, approximate=approximate(graph, as_of))

@@ -17,7 +17,15 @@ from datetime import datetime
 from typing import Any
 
 from graph.db import Graph
-from impact.answers import ModelVersion, clamp_depth, native_time, require_column, retired_note
+from impact.answers import (
+    ModelVersion,
+    approximate,
+    clamp_depth,
+    native_time,
+    require_column,
+    retired_note,
+    summary_note,
+)
 from impact.ml.models import trained_on_columns, with_forms
 
 LABELS = ("raw", "unknown", "transformed", "masked", "aggregated", "influence")
@@ -82,6 +90,8 @@ class WhereReport:
     """The model versions trained on the data, each with the form it saw (``saw``): the label of
     the column it was trained on (raw for the column itself), unknown when its training columns
     are not stated."""
+    approximate: str | None = None
+    """Why an answer as of a time before the detailed window of retention is approximate."""
 
     def counts(self) -> dict[str, int]:
         return {label: sum(1 for r in self.reaches if r.label == label) for label in LABELS}
@@ -102,14 +112,16 @@ def where(graph: Graph, namespace: str, dataset: str, column: str,
     forms = {f"{namespace}:{dataset}.{column}": "raw"} | {
         f"{r.namespace}:{r.dataset}.{r.column}": r.label for r in reaches}
     models = with_forms(trained_on_columns(graph, columns), forms)
-    return WhereReport(f"{namespace}:{dataset}.{column}", depth, reaches, models)
+    return WhereReport(f"{namespace}:{dataset}.{column}", depth, reaches, models,
+                       approximate(graph, as_of))
 
 
 def _reach(r: dict[str, Any]) -> Reach:
     steps = tuple(Hop(s["from"], s["to"], s["job"], s["run"], s["type"], s["subtype"],
                        s["masking"] is True, s["description"], native_time(s["lastSeen"]),
                        basis(s["type"], s["subtype"], s["masking"] is True)
-                       + retired_note(s.get("retired")), s["jobNamespace"])
+                       + retired_note(s.get("retired")) + summary_note(s.get("summary"), s["lastSeen"]),
+                       s["jobNamespace"])
                   for s in r["steps"])
     return Reach(r["namespace"], r["dataset"], r["column"], r["label"], r["distance"], steps,
                  native_time(r["lastFlowed"]))

@@ -118,7 +118,11 @@ def server_settings() -> Settings:
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(base / name, target_is_directory=True)
     return Settings(state_dir=state, neo4j_bolt_port=17687 + 10 * n,
-                    neo4j_http_port=17474 + 10 * n, neo4j_heap="768m", neo4j_pagecache="256m")
+                    neo4j_http_port=17474 + 10 * n, neo4j_heap="768m", neo4j_pagecache="256m",
+                    # every test wipes the graph and fills it again: with Neo4j's default (10 s)
+                    # nearly every query was planned again on changed statistics, and planning
+                    # was about half of the server's CPU (docs/benchmarks.md, "The test suite")
+                    neo4j_replan_interval="1000h")
 
 
 @pytest.fixture(scope="session")

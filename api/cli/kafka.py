@@ -17,12 +17,14 @@ app.add_typer(kafka_app, name="kafka", rich_help_panel="Run the services")
 
 def ensure_topics() -> str:
     """Create the log's topic and its dead-letter topic if missing; the topic's address."""
+    from api.services.retention import topic_retention_ms
     from ingest.log.kafka import KafkaAddress, create_topics
 
     settings = get_settings()
     address = KafkaAddress.parse(settings.log if settings.log != "sqlite" else "kafka",
                                  settings.kafka_port)
-    create_topics(address, settings.kafka_partitions)
+    create_topics(address, settings.kafka_partitions,
+                  topic_retention_ms(settings) if settings.retention_interval else None)
     return f"{address.bootstrap}/{address.topic}"
 
 

@@ -171,6 +171,13 @@ def walk_table(answer: Any) -> None:
     if any(i.beyond for i in answer.impacted):
         out.print("beyond: how many impacted datasets lie downstream of that one", style="dim")
     show_models(getattr(answer, "models", ()))
+    show_approximate(answer)
+
+
+def show_approximate(answer: Any) -> None:
+    """An answer as of a time before the detailed window of retention says it is approximate."""
+    if getattr(answer, "approximate", None):
+        out.print(answer.approximate, style="yellow", markup=False, highlight=False)
 
 
 def show_models(versions: Any) -> None:
@@ -212,6 +219,7 @@ def show_root_cause(answer: Any) -> None:
     if not answer.candidates:
         out.print(f"nothing wrong found: no failed run, failed assertion, stale or missing input "
                   f"or recent schema change among the {answer.examined} datasets examined")
+    show_approximate(answer)
 
 
 def show_where(report: Any) -> None:
@@ -227,6 +235,7 @@ def show_where(report: Any) -> None:
     counts = report.counts()
     out.print(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "its data goes nowhere else")
     show_models(report.models)
+    show_approximate(report)
 
 
 def show_dataset(key: str, row: dict[str, Any], verdict: str,

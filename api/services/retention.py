@@ -1,7 +1,9 @@
 """Retention of the graph and of the event log together (docs/graph-model.md, "Retention"): the
 graph folds and removes by its windows (graph.retention.run), then the log's entries older than
 the detailed window that the worker has loaded move to the archive (ingest.log.archive). A
-Kafka topic keeps no history by time: its own retention (``retention.ms``) lets entries go."""
+Kafka topic lets entries go by its own retention (``retention.ms``), which each run sets to the
+detailed window and a day: the run first copies to the archive what the consumer group loaded
+that was produced before the detailed window."""
 
 from __future__ import annotations
 
@@ -9,21 +11,33 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graph.db import Graph
 from graph.errors import LineageError
 from graph.retention.run import Retained, last_run, retain, store_bytes
 from graph.settings import Settings
-from ingest.log.archive import Archived, archive, archived
-from ingest.log.protocol import WORKER, EventLog, History
+from ingest.log.archive import Archived, archive, archive_topic, archived
+from ingest.log.protocol import WORKER, EventLog, History, Partitioned
 
 log = logging.getLogger(__name__)
+
+TOPIC_MARGIN = timedelta(days=1)
+"""How much longer than the detailed window a Kafka topic keeps its messages: retention runs
+(hourly by default) have a day to archive a message before the broker lets it go."""
+
+
+def topic_retention_ms(settings: Settings) -> int:
+    """The ``retention.ms`` of the log's Kafka topic: the detailed window and a day."""
+    window = timedelta(days=settings.retention_detailed_days) + TOPIC_MARGIN
+    return int(window.total_seconds() * 1000)
+
 
 @dataclass
 class Kept:
     graph: Retained
-    log: Archived | None  # None: the log keeps no history by time (a Kafka topic)
+    log: Archived | None  # None: nothing of the log was archived (no windows yet)
 
     def as_dict(self) -> dict[str, Any]:
         found = self.graph.as_dict()
@@ -33,9 +47,19 @@ class Kept:
 
 
 def keep_windows(graph: Graph, events: EventLog, settings: Settings,
-                 say: Callable[[str], None] = lambda line: None) -> Kept:
-    """One retention run over the graph, then the log."""
-    done = retain(graph, settings.retention_detailed_days, settings.retention_summary_days, say)
+                 say: Callable[[str], None] = lambda line: None, pace: float = 0.0) -> Kept:
+    """One retention run over the graph (its transactions paced by ``pace``: graph.retention.run),
+    then the log."""
+    done = retain(graph, settings.retention_detailed_days, settings.retention_summary_days, say,
+                  pace)
+    if isinstance(events, Partitioned):  # by when the broker received them, as it lets them go
+        if events.keep_for(topic_retention_ms(settings)):
+            say(f"the Kafka topic keeps messages {settings.retention_detailed_days} days and one")
+        before = datetime.now(UTC) - timedelta(days=settings.retention_detailed_days)
+        taken = archive_topic(events, settings.archive_dir, before)
+        if taken.entries:
+            say(f"archived {taken.entries:,} Kafka messages to {settings.archive_dir}")
+        return Kept(done, taken)
     if done.windows is None or not isinstance(events, History):
         return Kept(done, None)
     moved = archive(events, settings.archive_dir, done.windows.detailed_since,
@@ -69,7 +93,8 @@ class Keeping:
     def _loop(self) -> None:
         while not self.stopping.wait(self.settings.retention_interval):
             try:
-                self.last = keep_windows(self.graph, self.events, self.settings)
+                self.last = keep_windows(self.graph, self.events, self.settings,
+                                         pace=self.settings.retention_pace)
             except LineageError as e:
                 log.warning("retention: a run failed (%s); the next one finishes it", e)
                 continue

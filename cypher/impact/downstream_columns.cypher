@@ -8,7 +8,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen (ISO text), alias (the column is another name of the previous one: a symlink), otherNames (the column under its table's other names: 'namespace:dataset.column'), retired (the first retired edge on the path; null when current)
+// Returns: namespace, dataset, column, distance, transformations (of the last hop, strongest first), path (source first), job, type, subtype, masking, lastSeen (ISO text), alias (the column is another name of the previous one: a symlink), otherNames (the column under its table's other names: 'namespace:dataset.column'), retired (the first retired edge on the path; null when current), summary (when the last hop was last seen before the detailed window of retention: runs folded, lastRunId, lastRunState; docs/graph-model.md, "Retention")
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -41,14 +41,18 @@ WITH * WHERE NOT EXISTS { MATCH (x:Dataset {namespace: n.namespace, name: n.data
 // docs/graph-model.md: repeated lineage only moves the job's lineageLastSeen)
 WITH n, p, via, hop, COLLECT { MATCH (j:Job {namespace: via.jobNamespace, name: via.jobName})
                           WHERE j.lineageDigest = via.lineageDigest
-                          RETURN j.lineageLastSeen }[0] AS current
+                          RETURN j.lineageLastSeen }[0] AS current,
+     // the detailed window's start at the last retention run: older lineage is summary lineage
+     COLLECT { MATCH (k:Retention {key: 'graph'}) RETURN k.detailedSince }[0] AS detailedSince
+WITH n, p, via, hop, CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END AS lastSeen, detailedSince
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
        [x IN nodes(p) | x.dataset + '.' + x.name] AS path,
        via.jobNamespace AS jobNamespace, via.jobName AS job, via.type AS type,
        via.subtype AS subtype, via.masking AS masking,
        [h IN hop | {type: h.type, subtype: h.subtype, masking: h.masking,
                     job: h.jobNamespace + ':' + h.jobName}] AS transformations,
-       toString(CASE WHEN current > via.lastSeen THEN current ELSE via.lastSeen END) AS lastSeen,
+       toString(lastSeen) AS lastSeen,
+       CASE WHEN lastSeen < detailedSince THEN {runs: coalesce(via.`summary.runs`, 0), lastRunId: coalesce(via.`summary.lastRunId`, via.runId), lastRunState: via.`summary.lastRunState`} END AS summary,
        coalesce(via.alias, false) AS alias,
        // the column's other names (the same column under its table's other names), so that a
        // column reached under two names of its table by separate paths is listed once

@@ -12,7 +12,7 @@
 // Param $depth: maximum number of hops (1 to 50)
 // Param $asOf: the lineage current at this time (edges first seen by then and not retired by then); null for now
 // Param $includeRetired: true to walk retired lineage too (edges the job's latest completed run no longer states)
-// Returns: namespace, dataset, column, level, label, distance (symlink hops not counted), steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen, alias, retired: null when current; times as ISO text), lastFlowed (ISO text)
+// Returns: namespace, dataset, column, level, label, distance (symlink hops not counted), steps (source first: from, to, job, run, type, subtype, masking, description, lastSeen, alias, retired: null when current, summary: when the step was last seen before the detailed window of retention, its runs folded, lastRunId, lastRunState, else null; times as ISO text), lastFlowed (ISO text)
 // :param namespace => 'postgres://warehouse:5432'
 // :param dataset => 'raw.users'
 // :param column => 'email'
@@ -50,7 +50,9 @@ WITH n, level, p, [e IN relationships(p) | {e: e, job: COLLECT {
 WITH n, level, p, [h IN hops | {e: h.e,
        lastSeen: CASE WHEN h.job.lineageLastSeen > h.e.lastSeen THEN h.job.lineageLastSeen ELSE h.e.lastSeen END,
        run: CASE WHEN h.job.lineageLastSeen >= h.e.lastSeen AND h.job.lineageRunId IS NOT NULL
-            THEN h.job.lineageRunId ELSE h.e.runId END}] AS hops
+            THEN h.job.lineageRunId ELSE h.e.runId END}] AS hops,
+     // the detailed window's start at the last retention run: older lineage is summary lineage
+     COLLECT { MATCH (k:Retention {key: 'graph'}) RETURN k.detailedSince }[0] AS detailedSince
 RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
        ['influence', 'aggregated', 'masked', 'transformed', 'unknown', 'raw'][level] AS label,
        size([r IN relationships(p) WHERE r.alias IS NULL]) AS distance,
@@ -60,7 +62,8 @@ RETURN n.namespace AS namespace, n.dataset AS dataset, n.name AS column, level,
           jobNamespace: h.e.jobNamespace, job: h.e.jobName, run: h.run, type: h.e.type,
           subtype: h.e.subtype, masking: h.e.masking, description: h.e.description,
           lastSeen: toString(h.lastSeen), alias: coalesce(h.e.alias, false),
-          retired: CASE WHEN h.e.retired THEN {job: h.e.jobNamespace + ':' + h.e.jobName, lastRunId: h.e.lastRunId, retiredAt: toString(h.e.retiredAt)} END}] AS steps,
+          retired: CASE WHEN h.e.retired THEN {job: h.e.jobNamespace + ':' + h.e.jobName, lastRunId: h.e.lastRunId, retiredAt: toString(h.e.retiredAt)} END,
+          summary: CASE WHEN h.lastSeen < detailedSince THEN {runs: coalesce(h.e.`summary.runs`, 0), lastRunId: coalesce(h.e.`summary.lastRunId`, h.e.runId), lastRunState: h.e.`summary.lastRunState`} END}] AS steps,
        toString(reduce(m = null, h IN hops |
               CASE WHEN m IS NULL OR h.lastSeen < m THEN h.lastSeen ELSE m END)) AS lastFlowed
 ORDER BY level DESC, distance, namespace, dataset, column

@@ -72,11 +72,13 @@ def windows(graph: Graph, detailed_days: float, summary_days: float) -> Windows 
 
 
 def retain(graph: Graph, detailed_days: float, summary_days: float,
-           say: Callable[[str], None] = lambda line: None) -> Retained:
-    """Fold and remove as the windows say, in small transactions; the result is kept on the
-    graph's Retention node for status and metrics."""
+           say: Callable[[str], None] = lambda line: None, pace: float = 0.0) -> Retained:
+    """Fold and remove as the windows say, in small transactions, each followed by a pause of
+    ``pace`` times its own length (so that a run beside ingest takes at most ``1 / (1 + pace)``
+    of Neo4j's time for its writes); the result is kept on the graph's Retention node for status
+    and metrics."""
     started = time.monotonic()
-    done = _retain(graph, windows(graph, detailed_days, summary_days), say)
+    done = _retain(graph, windows(graph, detailed_days, summary_days), say, pace)
     done.took = round(time.monotonic() - started, 3)
     if done.windows is not None:
         state = {"now": done.windows.now, "detailedSince": done.windows.detailed_since,
@@ -96,25 +98,32 @@ def plan(graph: Graph, detailed_days: float, summary_days: float) -> Retained:
     return done
 
 
-def _retain(graph: Graph, w: Windows | None, say: Callable[[str], None]) -> Retained:
+def _retain(graph: Graph, w: Windows | None, say: Callable[[str], None],
+            pace: float = 0.0) -> Retained:
     done = Retained(w)
     if w is None:
         return done
+
+    def write(query: str, params: dict[str, Any]) -> dict[str, Any]:
+        started = time.monotonic()
+        [(_, [row])] = graph.write([(query, params)])
+        if pace:
+            time.sleep(pace * (time.monotonic() - started))
+        return dict(row)
+
     while runs := graph.read("retention/foldable_runs", before=w.detailed_since, limit=SCAN):
         for part in _chunks([r["runId"] for r in runs]):
-            [(_, [row])] = graph.write([("retention/fold_runs", {"runs": part})])
+            row = write("retention/fold_runs", {"runs": part})
             done.folded += row["folded"]
             done.counted += row["edges"]
         say(f"folded {done.folded:,} runs into summary lineage")
     while True:
-        [(_, [row])] = graph.write([("retention/expire_edges",
-                                     {"before": w.summary_since, "limit": CHUNK})])
+        row = write("retention/expire_edges", {"before": w.summary_since, "limit": CHUNK})
         done.edges += row["removed"]
         if row["removed"] < CHUNK:
             break
     while True:
-        [(_, [row])] = graph.write([("retention/expire_nodes",
-                                     {"before": w.summary_since, "limit": CHUNK})])
+        row = write("retention/expire_nodes", {"before": w.summary_since, "limit": CHUNK})
         for kind in NODE_KINDS:
             done.nodes[kind] += row[kind]
         if all(row[kind] < CHUNK for kind in NODE_KINDS):

@@ -45,7 +45,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -467,8 +467,9 @@ class KafkaLog:
                 total += max(0, high - mark)
         return total
 
-    def scan(self, batch: int = 5000) -> Iterator[Entry]:
-        """Every entry of the topic from the earliest offsets to the end as it was when asked
+    def scan(self, batch: int = 5000, start: Mapping[int, int] | None = None) -> Iterator[Entry]:
+        """Every entry of the topic from the earliest offsets (or from ``start``'s, partition ->
+        offset, where later: what the archive does not hold) to the end as it was when asked
         (``lineage replay``), with no consumer group: the partitions merged in the order of their
         messages' timestamps, each partition's own order kept. So a command keyed by its
         namespace (a soft delete) keeps its place among the events of other partitions, as on
@@ -485,7 +486,8 @@ class KafkaLog:
             chunk = max(100, batch // max(1, len(meta.partitions)))  # memory: ~batch messages
             for part in sorted(meta.partitions):  # a reader each, read side by side
                 readers.append(self._reader(kafka))
-                streams.append(self._partition(kafka, readers[-1], part, chunk))
+                streams.append(self._partition(kafka, readers[-1], part, chunk,
+                                               (start or {}).get(part, 0)))
             for seq, (stamp, _, _, kind, event) in enumerate(
                     heapq.merge(*streams, key=lambda m: m[:3]), start=1):
                 yield Entry(seq, stamp / 1000, event, Checked.RECEIVED, None, kind)
@@ -499,12 +501,15 @@ class KafkaLog:
                                "enable.auto.commit": False,
                                "fetch.message.max.bytes": 10_000_000, **_CLIENT}, logger=client_log)
 
-    def _partition(self, kafka: Any, reader: Any, part: int, chunk: int
+    def _partition(self, kafka: Any, reader: Any, part: int, chunk: int, first: int = 0,
+                   end: int | None = None
                    ) -> Iterator[tuple[int, int, int, EntryKind, dict[str, Any]]]:
-        """One partition's messages up to its end when asked: (timestamp in ms, partition,
-        offset, kind, event); a message that is not JSON is skipped (a dead letter already)."""
+        """One partition's messages from ``first`` (or its earliest kept) up to ``end`` (or its
+        end when asked): (timestamp in ms, partition, offset, kind, event); a message that is
+        not JSON is skipped (a dead letter already)."""
         low, high = reader.get_watermark_offsets(kafka.TopicPartition(self.address.topic, part),
                                                  timeout=10)
+        low, high = max(low, first), high if end is None else min(high, end)
         if high <= low:
             return
         reader.assign([kafka.TopicPartition(self.address.topic, part, low)])
@@ -525,6 +530,46 @@ class KafkaLog:
                     continue
                 _, stamp = message.timestamp()
                 yield stamp, part, message.offset(), kind, event if isinstance(event, dict) else {}
+
+    # -- retention (docs/graph-model.md, "Retention") -------------------------------------------
+    def keep_for(self, ms: int) -> bool:
+        """Set the topic's ``retention.ms`` (how long the broker keeps a message after it was
+        produced) to ``ms`` unless it is already; whether it changed."""
+        kafka = _client()
+        admin = kafka.admin.AdminClient({"bootstrap.servers": self.address.bootstrap, **_CLIENT},
+                                        logger=client_log)
+        topic = kafka.admin.ConfigResource(kafka.admin.ResourceType.TOPIC, self.address.topic)
+        try:
+            now = admin.describe_configs([topic])[topic].result(timeout=30)
+            if now.get("retention.ms") is not None and now["retention.ms"].value == str(ms):
+                return False
+            wanted = kafka.admin.ConfigResource(
+                kafka.admin.ResourceType.TOPIC, self.address.topic, incremental_configs=[
+                    kafka.admin.ConfigEntry("retention.ms", str(ms), incremental_operation=(
+                        kafka.admin.AlterConfigOpType.SET))])
+            admin.incremental_alter_configs([wanted])[wanted].result(timeout=30)
+        except kafka.KafkaException as e:
+            raise LogError(f"could not set retention.ms of Kafka topic {self.address.topic}: "
+                           f"{e}") from e
+        return True
+
+    def loaded_before(self, before: float, start: Mapping[int, int], group: str = "neo4j"
+                      ) -> Iterator[tuple[int, int, Entry]]:
+        """The messages the consumer group has loaded (below its committed offsets) that were
+        produced before ``before`` (epoch seconds), each partition read from ``start``'s offset
+        (partition -> the first one the archive lacks) up to its first message produced later:
+        (partition, offset, entry), the entry's ``received`` its message's time."""
+        kafka = _client()
+        for p in describe_group(self.address, group, waits=False).partitions:
+            reader = self._reader(kafka)  # one a partition: nothing of another is prefetched
+            try:
+                for stamp, part, offset, kind, event in self._partition(
+                        kafka, reader, p.partition, 1000, start.get(p.partition, 0), p.committed):
+                    if stamp >= before * 1000:
+                        break
+                    yield part, offset, Entry(0, stamp / 1000, event, Checked.RECEIVED, None, kind)
+            finally:
+                reader.close()
 
     # -- dead letters --------------------------------------------------------------------------
     def add_dead_letter(self, seq: int, event: dict[str, Any], reason: str) -> None:
@@ -673,14 +718,16 @@ def _loads(value: bytes) -> Any:
     return loads(value.decode("utf-8"))
 
 
-def create_topics(address: KafkaAddress, partitions: int) -> None:
-    """Create the topic and its dead-letter topic if missing (the local broker does not create
-    topics on first use)."""
+def create_topics(address: KafkaAddress, partitions: int, retention_ms: int | None = None) -> None:
+    """Create the topic (keeping messages ``retention_ms``, or the broker's default) and its
+    dead-letter topic (the broker's default) if missing (the local broker does not create topics
+    on first use)."""
     kafka = _client()
     admin = kafka.admin.AdminClient({"bootstrap.servers": address.bootstrap, **_CLIENT}, logger=client_log)
     existing = admin.list_topics(timeout=10).topics
-    wanted = [kafka.admin.NewTopic(t, partitions, 1) for t in (address.topic, address.dead_letters)
-              if t not in existing]
+    kept = {address.topic: {"retention.ms": str(retention_ms)}} if retention_ms else {}
+    wanted = [kafka.admin.NewTopic(t, partitions, 1, config=kept.get(t, {}))
+              for t in (address.topic, address.dead_letters) if t not in existing]
     for topic, future in (admin.create_topics(wanted).items() if wanted else []):
         try:
             future.result(timeout=30)

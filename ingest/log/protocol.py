@@ -8,7 +8,7 @@ lacks the methods, rather than faking them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import IntEnum
@@ -188,6 +188,19 @@ class RetriedInPlace(Protocol):
     in their topic: produce the event again)."""
 
     def resolve_dead_letter(self, id_: int, ok: bool, reason: str | None = None) -> None: ...
+
+
+@runtime_checkable
+class Partitioned(Protocol):
+    """A log kept by partition and offset that lets entries go by its own retention (a Kafka
+    topic's ``retention.ms``): the archive takes its old entries before it does, and a replay
+    reads it from where the archive ends (docs/graph-model.md, "Retention")."""
+
+    def keep_for(self, ms: int) -> bool: ...
+    def loaded_before(self, before: float, start: Mapping[int, int]
+                      ) -> Iterator[tuple[int, int, Entry]]: ...
+    def scan(self, batch: int = 5000, start: Mapping[int, int] | None = None
+             ) -> Iterator[Entry]: ...
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -480,3 +481,54 @@ def test_listing_events_by_time_on_a_kafka_log_is_a_clear_501(graph: Graph) -> N
                      "/api/v1/stats/lineage-events?period=DAY"):
             r = api.get(path)
             assert r.status_code == 501 and "Kafka" in r.json()["detail"], (path, r.text)
+
+
+def _retention_ms(address: KafkaAddress) -> str:
+    import importlib
+
+    kafka_admin: Any = importlib.import_module("confluent_kafka.admin")  # typed loosely
+    admin = kafka_admin.AdminClient({"bootstrap.servers": address.bootstrap})
+    topic = kafka_admin.ConfigResource(kafka_admin.ResourceType.TOPIC, address.topic)
+    return str(admin.describe_configs([topic])[topic].result(timeout=30)["retention.ms"].value)
+
+
+def test_retention_archives_what_the_group_loaded_and_replay_reads_the_archive_then_the_topic(
+        graph: Graph, broker: Broker, tmp_path: Path) -> None:
+    """A topic lets messages go by its retention.ms, which retention sets to the detailed window
+    and a day; before that, the messages the group loaded go to the archive, each once, and a
+    replay reads the archive and then the topic from where the archive ends (docs/graph-model.md,
+    "Retention")."""
+    from api.services.retention import keep_windows
+    from ingest.log.archive import archive_topic, archived
+    from ingest.pipeline import Ingester, IngestReport
+    from ingest.replay import replay
+
+    events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
+    ingest_events(graph, events)
+    expected = canonical_dump(graph)
+    wipe(graph)
+    address = _address(broker)
+    half = len(events) // 2
+    KafkaLog(address, client_id="api").append(events[:half])
+    with _workers(graph, address, 1):
+        _wait_loaded(address)
+        time.sleep(0.5)  # the last batch's commit follows its Neo4j commit
+    KafkaLog(address, client_id="api").append(events[half:])  # not loaded: never archived yet
+
+    archive = tmp_path / "archive"
+    soon = datetime.now(UTC) + timedelta(seconds=5)
+    assert archive_topic(KafkaLog(address), archive, soon).entries == half
+    assert archive_topic(KafkaLog(address), archive, soon).entries == 0  # each message once
+    assert archived(archive) == half
+
+    # a retention run sets the topic's retention.ms, and archives nothing younger than 90 days
+    settings = Settings(state_dir=tmp_path / "state", archive=archive, log=f"kafka://{address.bootstrap}/{address.topic}")
+    kept = keep_windows(graph, KafkaLog(address), settings)
+    assert kept.log is not None and kept.log.entries == 0
+    assert _retention_ms(address) == str(91 * 86_400_000)
+
+    wipe(graph)
+    report = IngestReport()
+    done = replay(graph, KafkaLog(address), Ingester(graph), report, archive_dir=archive)
+    assert done.archived == half and report.read == len(events) and not report.rejected
+    assert canonical_dump(graph) == expected

@@ -16,7 +16,8 @@ import pytest
 from graph.db import Graph
 from graph.retention.run import plan, retain
 from impact.blast_radius import dataset_blast_radius
-from impact.upstream import dataset_upstream
+from impact.root_cause import root_cause_dataset
+from impact.upstream import column_upstream, dataset_upstream
 from impact.where import where
 from tests.conftest import wipe
 from tests.helpers import canonical_dump, dataset, ingest_events, rows, run_event
@@ -130,10 +131,22 @@ def _questions(graph: Graph) -> dict[str, Any]:
                                   for r in where(graph, "ns", "src", "email").reaches)}
 
 
+def _then(graph: Graph, as_of: datetime) -> dict[str, Any]:
+    """Answers as of a day in the summary window (day 150: the masking job still copied raw)."""
+    return {"blast src": sorted(i.name for i in dataset_blast_radius(
+                graph, "ns", "src", as_of=as_of).impacted),
+            "where email": sorted((r.dataset, r.column, r.label) for r in where(
+                graph, "ns", "src", "email", as_of=as_of).reaches)}
+
+
 def test_retention_folds_old_runs_removes_old_lineage_and_keeps_current(graph: Graph) -> None:
     runs = history()
     _load(graph, _events(runs, seed=None))
     asked = _questions(graph)
+    day150 = DAY0 + timedelta(days=150, hours=12)
+    asked_then = _then(graph, day150)
+    assert ("out", "email", "raw") in asked_then["where email"]
+    assert dataset_blast_radius(graph, "ns", "src", as_of=day150).approximate is None
     planned = plan(graph, 90, 365)
     assert rows(graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"] == len(runs)  # rolled back
 
@@ -193,6 +206,26 @@ def test_retention_folds_old_runs_removes_old_lineage_and_keeps_current(graph: G
                              f"{last_folded.run_id} (COMPLETE)]")
     [recent] = dataset_upstream(graph, "ns", "y").impacted
     assert "summary" not in recent.why  # its lineage is stated every day
+    # the same mark on column walks and on the steps of where a column's data goes
+    [column] = column_upstream(graph, "ns", "old_out", "v").impacted
+    assert column.why.endswith(f"[summary: last seen 2025-01-31, 30 runs folded; last run "
+                               f"{last_folded.run_id} (COMPLETE)]")
+    [reach] = where(graph, "ns", "old_src", "v").reaches
+    assert reach.steps[0].basis.endswith("30 runs folded; last run "
+                                         f"{last_folded.run_id} (COMPLETE)]")
+
+    # as of a day past the detailed window: the same edges as before, said to be approximate
+    assert _then(graph, day150) == asked_then
+    approximate = dataset_blast_radius(graph, "ns", "src", as_of=day150).approximate
+    assert approximate is not None and approximate.startswith(
+        f"approximate: 2025-05-31 12:00 is before the detailed window (since "
+        f"{DETAILED_SINCE:%Y-%m-%d %H:%M})")
+    assert where(graph, "ns", "src", "email", as_of=day150).approximate == approximate
+    assert column_upstream(graph, "ns", "out", "email", as_of=day150).approximate == approximate
+    assert root_cause_dataset(graph, "ns", "out", as_of=day150).approximate == approximate
+    # inside the window, and now, exact
+    assert dataset_blast_radius(graph, "ns", "src", as_of=DETAILED_SINCE).approximate is None
+    assert dataset_blast_radius(graph, "ns", "src").approximate is None
 
     # a second run right after has nothing left to do
     again = retain(graph, 90, 365)
