@@ -32,6 +32,7 @@ from api.routes import (
     ops,
     policies,
     questions,
+    repair,
     runs,
     search,
     sources,
@@ -43,7 +44,7 @@ from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log.sqlite import EventLog
 
-ROUTERS = (ops, lineage, questions, lookups, namespaces, datasets, jobs, runs, sources, tags,
+ROUTERS = (ops, lineage, questions, repair, lookups, namespaces, datasets, jobs, runs, sources, tags,
            search, stats, policies, gate, health)
 """The route table, by resource: Marquez's nouns, our questions and lookups, operations."""
 

@@ -89,6 +89,7 @@ FORMATS = {
     "json": "for a script",
     "csv": "comma-separated, for a spreadsheet or as evidence",
     "sarif": "for code scanning",
+    "airflow": "the Airflow commands that run it",
 }
 """The one vocabulary of ``--format``: each command offers some of these words, none other."""
 
@@ -159,14 +160,14 @@ def local_server(settings: Settings) -> LocalServer:
     return LocalServer(settings)
 
 
-def when(as_of: str | None) -> datetime | None:
-    """The ``--as-of`` option as a time (exit 2 when it is not one)."""
+def when(as_of: str | None, option: str = "--as-of") -> datetime | None:
+    """A time option (``--as-of``) as a time (exit 2 when it is not one)."""
     from ingest.times import parse_time
 
     try:
         return parse_time(as_of) if as_of else None
     except ValueError as e:
-        raise fail(f"--as-of: {e}", code=2) from e
+        raise fail(f"{option}: {e}", code=2) from e
 
 
 def _connect(settings: Settings) -> Graph:

@@ -13,12 +13,14 @@ from impact.answers import Walk
 from impact.change.check import Report as CheckReport
 from impact.health.freshness import Freshness
 from impact.ml.provenance import Provenance
+from impact.repair.plan import RerunPlan
 from impact.root_cause import RootCause
 from impact.tag_reach import RawCopy, TagReport
 from impact.where import WhereReport
 
 __all__ = ["Alive", "CheckReport", "FreshnessAnswer", "Gate", "LineageHealth", "LookupDataset",
            "LookupJob", "LookupPage", "LookupRun", "Policies", "Provenance", "Ready", "Acknowledged",
+           "RerunPlanAnswer",
            "RootCause", "TagAnswer", "Violations", "Walk", "WhereAnswer"]
 
 
@@ -37,6 +39,9 @@ WhereAnswer = _extended(WhereReport, "WhereAnswer",
 TagAnswer = _extended(TagReport, "TagAnswer", "Where the data of every column carrying a tag "
                       "goes, with the raw copies left untagged.",
                       summary=(str, ...), untaggedRaw=(list[RawCopy], ...))
+RerunPlanAnswer = _extended(RerunPlan, "RerunPlanAnswer", "What to rerun after bad data, in which "
+                            "order, grouped by parent run, and the versions to roll back to.",
+                            commands=(list[str], ...))
 FreshnessAnswer = _extended(Freshness, "FreshnessAnswer", "A dataset's last successful write "
                             "and whether it is late.", verdict=(str, ...))
 

@@ -1,0 +1,286 @@
+"""A rerun plan: from a bad run (or a dataset's bad writes), every downstream run that read bad
+data, the jobs to run again ordered so that each runs after everything it reads, grouped by the
+run that started them (an Airflow DAG run, with the task ids to clear), and for each dataset that
+holds bad data the last version a clean run wrote (docs/graph-model.md, "Repair").
+
+The runs since bad data began are replayed in time order (impact.repair.replay): a run read bad
+data when a version it read is a bad one, or when it read a dataset while that dataset was bad
+(from a bad write, or a failed run of its producer, until a clean run of a producer completed a
+write of it); what such a run writes is bad in turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import networkx as nx
+
+from graph.db import Graph
+from graph.errors import NotFound
+from impact.answers import clamp_depth, native_time
+from impact.repair.replay import Access, Replayed, RunFacts, replay
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A job to run again: where it comes in the order, what it must follow, and its runs that
+    read bad data (each with the bad datasets it read)."""
+
+    job: str
+    step: int
+    after: tuple[str, ...]
+    runs: tuple[str, ...]
+    read: tuple[str, ...]
+    group: str | None  # the run that started its runs: "JOB run RUN_ID" (an Airflow DAG run)
+    task: str | None  # what the group's orchestrator reruns (an Airflow task id)
+
+
+@dataclass(frozen=True)
+class Group:
+    """The reruns started by one parent run (an Airflow DAG run, a Spark application, a dbt
+    invocation), with what its orchestrator reruns."""
+
+    job: str
+    run_id: str
+    integration: str | None
+    tasks: tuple[str, ...]  # in the plan's order
+    logical_date: datetime | None  # Airflow: the DAG run's logical date (its nominal start)
+    command: str | None  # the command that reruns the tasks (Airflow's `tasks clear`)
+
+
+@dataclass(frozen=True)
+class Rollback:
+    """The version of a dataset holding bad data to go back to: the last one a clean run
+    wrote before bad data reached it."""
+
+    dataset: str
+    bad_since: datetime | None
+    version: str | None
+    run_id: str | None
+    time: datetime | None
+    note: str
+
+
+@dataclass(frozen=True)
+class RerunPlan:
+    source: str  # "run RUN_ID" or "dataset NS:NAME"
+    since: datetime
+    origin: tuple[str, ...]  # the runs where bad data began (the run and its child runs)
+    origin_jobs: tuple[str, ...]  # their jobs: fix, then run again first
+    reruns: tuple[Rerun, ...]
+    groups: tuple[Group, ...]
+    rollbacks: tuple[Rollback, ...]
+    examined: int  # datasets downstream whose runs were replayed
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        return tuple(g.command for g in self.groups if g.command)
+
+
+def rerun_plan_run(graph: Graph, run_id: str, depth: int | None = None) -> RerunPlan:
+    """The plan for bad data that began with run ``run_id`` (and its child runs)."""
+    rows = graph.read("repair/bad_run", runId=run_id)
+    if not rows:
+        raise NotFound("run", run_id)
+    origin = [_facts(r) for r in rows[0]["runs"]]
+    since = min((t for o in origin for t in (o.start, o.end) if t is not None), default=None)
+    if since is None:
+        raise NotFound("run", run_id)
+    # a failed run that wrote nothing leaves its job's outputs stale: bad from its end too
+    stale = {o.run_id: [Access(w["namespace"], w["name"], None) for w in r["writes"]]
+             for o, r in zip(origin, rows[0]["runs"], strict=True)}
+    return _plan(graph, f"run {origin[0].run_id}", since, origin, stale, depth)
+
+
+def rerun_plan_dataset(graph: Graph, namespace: str, name: str, since: datetime | None = None,
+                       depth: int | None = None) -> RerunPlan:
+    """The plan for bad data written to ``namespace:name`` since ``since`` (or by its latest
+    write)."""
+    [row] = graph.read("repair/bad_writes", namespace=namespace, name=name,
+                       since=since.astimezone(UTC) if since else None)
+    if not row["found"]:
+        raise NotFound("dataset", f"{namespace}:{name}", name)
+    origin = [_facts(w, writes=[{"namespace": namespace, "name": name,
+                                 "version": w["version"]}]) for w in row["writes"]]
+    start = since or min((o.end for o in origin if o.end is not None), default=None)
+    if start is None:
+        raise NotFound("dataset", f"{namespace}:{name} (no write to start from)", name)
+    # bad since a time with no write since: the data went bad in place (as of ``since``)
+    stale = {} if origin else {"": [Access(namespace, name, None)]}
+    if not origin:
+        origin = [RunFacts("", None, None, start, start, (), ())]
+    return _plan(graph, f"dataset {namespace}:{name}", start, origin, stale, depth)
+
+
+def _plan(graph: Graph, source: str, since: datetime, origin: list[RunFacts],
+          stale: dict[str, list[Access]], depth: int | None) -> RerunPlan:
+    # a stdlib UTC time: Neo4j orders a zone id "UTC" (the driver's) after the same instant
+    # stored with offset Z, so an equal time would compare as later
+    since = since.astimezone(UTC)
+    starts = sorted({(a.namespace, a.name) for o in origin for a in o.writes}
+                    | {(a.namespace, a.name) for accesses in stale.values() for a in accesses})
+    rows = graph.read("repair/runs_downstream", depth=clamp_depth(depth), since=since,
+                      starts=[{"namespace": ns, "name": name} for ns, name in starts]
+                      ) if starts else []
+    runs, before = _runs(rows)
+    done = replay(runs, origin, stale)
+    order = _order(runs, done)
+    parents = {r["runId"]: Lineage(r["jobName"], r["ancestors"]) for r in graph.read(
+        "repair/ancestors", runs=sorted({*done.bad_reads, *(o.run_id for o in origin if o.run_id)}))}
+    reruns = tuple(_rerun(job, i, order, done, runs, parents)
+                   for i, job in enumerate(order.jobs, 1))
+    origin_jobs = tuple(dict.fromkeys(o.job for o in origin if o.job))
+    groups = _groups(reruns, origin, parents)
+    return RerunPlan(source, since, tuple(o.run_id for o in origin if o.run_id), origin_jobs,
+                     reruns, groups, _rollbacks(done, runs, before), len(rows))
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A run's job's name and the runs that started it, nearest first (repair/ancestors)."""
+
+    job_name: str | None
+    ancestors: list[dict[str, Any]]
+
+    def task(self) -> tuple[dict[str, Any], str] | None:
+        """The run that started it (its outermost ancestor), and what that one's orchestrator
+        reruns: the ancestor just below it, or the run's own job (an Airflow task of a DAG run:
+        the task's job name after ``<dag>.``); None for a run nothing started."""
+        if not self.ancestors:
+            return None
+        root = self.ancestors[-1]
+        below = self.ancestors[-2]["jobName"] if len(self.ancestors) > 1 else self.job_name
+        return root, (below or "").removeprefix(f"{root['jobName']}.")
+
+
+@dataclass(frozen=True)
+class _Order:
+    jobs: tuple[str, ...]
+    after: dict[str, tuple[str, ...]]
+
+
+def _order(runs: dict[str, RunFacts], done: Replayed) -> _Order:
+    """The jobs whose runs read bad data, each after every job of the plan that writes what it
+    reads (over the lineage the runs state; jobs that feed each other in a cycle come together,
+    by name); ties by name."""
+    jobs = {runs[r].job for r in done.bad_reads if runs[r].job}
+    writers: dict[str, set[str]] = {}
+    readers: dict[str, set[str]] = {}
+    for run in runs.values():
+        if run.job is None or run.job not in jobs:
+            continue
+        for a in run.writes:
+            writers.setdefault(a.dataset, set()).add(run.job)
+        for a in run.reads:
+            readers.setdefault(a.dataset, set()).add(run.job)
+    g: nx.DiGraph[str] = nx.DiGraph()
+    g.add_nodes_from(jobs)
+    g.add_edges_from((a, b) for d, ws in writers.items() for a in ws
+                     for b in readers.get(d, ()) if a != b)
+    condensed = nx.condensation(g)
+    members = {n: sorted(condensed.nodes[n]["members"]) for n in condensed.nodes}
+    ordered = [job for n in nx.lexicographical_topological_sort(condensed, key=lambda n: members[n][0])
+               for job in members[n]]
+    return _Order(tuple(ordered), {j: tuple(sorted(g.predecessors(j))) for j in ordered})
+
+
+def _rerun(job: str, step: int, order: _Order, done: Replayed, runs: dict[str, RunFacts],
+           parents: dict[str, Lineage]) -> Rerun:
+    mine = sorted((r for r in done.bad_reads if runs[r].job == job),
+                  key=lambda r: (runs[r].start is None, runs[r].start or datetime.min, r))
+    read = tuple(dict.fromkeys(a.dataset for r in mine for a in done.bad_reads[r]))
+    started = parents[mine[-1]].task() if mine and mine[-1] in parents else None
+    return Rerun(job, step, order.after[job], tuple(mine), read,
+                 f"{started[0]['job']} run {started[0]['runId']}" if started else None,
+                 started[1] if started else None)
+
+
+def _groups(reruns: tuple[Rerun, ...], origin: list[RunFacts],
+            parents: dict[str, Lineage]) -> tuple[Group, ...]:
+    """One group a parent run, in the order its first task comes: the origin's task first (it
+    runs again first, once fixed), then the reruns' in the plan's order."""
+    found: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    started = [parents[r].task() for r in [*(o.run_id for o in origin),
+                                            *(r.runs[-1] for r in reruns)] if r in parents]
+    for begun in started:
+        if begun is not None and begun[1]:
+            root, task = begun
+            found.setdefault(root["runId"], (root, []))[1].append(task)
+    groups = []
+    for root, found_tasks in found.values():
+        tasks = tuple(dict.fromkeys(found_tasks))
+        when = native_time(root.get("nominalStart")) or native_time(root.get("start"))
+        airflow = (root.get("integration") or "").upper() == "AIRFLOW"
+        dag = root.get("jobName") or ""
+        command = (f"airflow tasks clear {_quote(dag)} --task-regex "
+                   f"{_quote('^(' + '|'.join(_regex(t) for t in tasks) + ')$')}"
+                   + (f" --start-date {when.isoformat()} --end-date {when.isoformat()}"
+                      if when else "") + " --yes"
+                   ) if airflow and dag else None
+        groups.append(Group(root["job"], root["runId"], root.get("integration"), tasks, when,
+                            command))
+    return tuple(groups)
+
+
+def _rollbacks(done: Replayed, runs: dict[str, RunFacts],
+               before: dict[str, dict[str, Any]]) -> tuple[Rollback, ...]:
+    found = []
+    for dataset, bad_since in sorted(done.bad_since.items()):
+        end: datetime | None
+        clean = [(run.end, run.run_id, a.version) for run in runs.values()
+                 if run.run_id not in done.bad_reads and run.run_id not in done.origin
+                 and run.state == "COMPLETE" and run.end is not None and run.end < bad_since
+                 for a in run.writes if a.dataset == dataset]
+        if clean:
+            end, run_id, version = max(clean, key=lambda c: (c[0], c[1]))
+        elif (b := before.get(dataset)) is not None:
+            end, run_id, version = native_time(b["end"]), b["runId"], b["version"]
+        else:
+            found.append(Rollback(dataset, bad_since, None, None, None,
+                                  "no good version in the detailed window"))
+            continue
+        found.append(Rollback(dataset, bad_since, version, run_id, end,
+                              f"inspect it with --as-of {end:%Y-%m-%dT%H:%M:%SZ}" if end else ""))
+    return tuple(found)
+
+
+def _runs(rows: list[dict[str, Any]]) -> tuple[dict[str, RunFacts], dict[str, dict[str, Any]]]:
+    """Every run the rows name, with its reads and writes of the datasets examined; and each
+    dataset's last clean write before the plan's start."""
+    reads: dict[str, list[Access]] = {}
+    writes: dict[str, list[Access]] = {}
+    facts: dict[str, dict[str, Any]] = {}
+    before: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        key = f"{row['namespace']}:{row['name']}"
+        if row["before"] is not None:
+            before[key] = row["before"]
+        for r in row["reads"]:
+            facts.setdefault(r["runId"], r)
+            reads.setdefault(r["runId"], []).append(Access(row["namespace"], row["name"],
+                                                           r["version"]))
+        for w in row["writes"]:
+            facts.setdefault(w["runId"], w)
+            writes.setdefault(w["runId"], []).append(Access(row["namespace"], row["name"],
+                                                            w["version"]))
+    runs = {rid: RunFacts(rid, f["job"], f["state"], native_time(f["start"]), native_time(f["end"]),
+                          tuple(reads.get(rid, ())), tuple(writes.get(rid, ())))
+            for rid, f in facts.items()}
+    return runs, before
+
+
+def _facts(r: dict[str, Any], writes: list[dict[str, Any]] | None = None) -> RunFacts:
+    return RunFacts(r["runId"], r["job"], r["state"], native_time(r["start"]),
+                    native_time(r["end"]), (),
+                    tuple(Access(w["namespace"], w["name"], w["version"])
+                          for w in (writes or r.get("wrote") or [])))
+
+
+def _regex(task: str) -> str:
+    return "".join(f"\\{c}" if c in ".^$*+?{}[]\\|()" else c for c in task)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
