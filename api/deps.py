@@ -136,15 +136,24 @@ READ = Depends(require("read"))
 WRITE = Depends(require("write"))
 
 
-async def as_of(value: Annotated[str | None, Query(
-        alias="asOf", description="ISO time: the lineage current then (first seen by then, not yet "
-                                  "retired).")] = None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_time(value)
-    except ValueError as e:
-        raise BadParam("asOf", f"not an ISO 8601 time: {e}") from e
+def time_query(name: str, description: str) -> Callable[..., Awaitable[datetime | None]]:
+    """A query parameter that is an ISO time (a 422 naming it when it is not one)."""
+
+    # the Query as a default, not in Annotated: this module's annotations are read as strings
+    # later, where ``name`` is not in scope
+    async def read(value: str | None = Query(None, alias=name, description=description)
+                   ) -> datetime | None:
+        if value is None:
+            return None
+        try:
+            return parse_time(value)
+        except ValueError as e:
+            raise BadParam(name, f"not an ISO 8601 time: {e}") from e
+    return read
+
+
+as_of = time_query("asOf", "ISO time: the lineage current then (first seen by then, not yet "
+                           "retired).")
 
 
 async def page_limit(request: Request, limit: Annotated[int, Query(

@@ -6,32 +6,25 @@ import dataclasses
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from fastapi.responses import PlainTextResponse
 
-from api.deps import READ, Depth, G, Name, Ns
+from api.deps import READ, Depth, G, Name, Ns, time_query
 from api.encode import to_json
-from api.errors import RESPONSES, BadParam
+from api.errors import RESPONSES
 from api.render.repair import plan_markdown
 from api.schemas import answer
 from api.schemas import answers as ours
 from impact.repair.plan import RerunPlan, rerun_plan_dataset, rerun_plan_run
-from ingest.times import parse_time
 
 router = APIRouter(tags=["questions"], dependencies=[READ], responses=RESPONSES)
 
 PlanFormat = Literal["json", "markdown"]
 
 
-async def _since(value: Annotated[str | None, Query(
-        alias="since", description="ISO time: every write of the dataset since then is bad "
-                                   "(default: its latest write).")] = None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_time(value)
-    except ValueError as e:
-        raise BadParam("since", f"not an ISO 8601 time: {e}") from e
+Since = Annotated[datetime | None, Depends(time_query(
+    "since", "ISO time: every write of the dataset since then is bad (default: its latest "
+             "write)."))]
 
 
 def _answer(plan: RerunPlan, format: PlanFormat) -> Any:
@@ -54,6 +47,6 @@ def rerun_run(graph: G, run_id: str, depth: Depth = None, format: PlanFormat = "
                     "roll back to",
             responses=answer(ours.RerunPlanAnswer))
 def rerun_dataset(graph: G, namespace: Ns, name: Name,
-                  since: Annotated[datetime | None, Depends(_since)],
+                  since: Since,
                   depth: Depth = None, format: PlanFormat = "json") -> Any:
     return _answer(rerun_plan_dataset(graph, namespace, name, since, depth), format)

@@ -4,7 +4,7 @@
 // Param $starts: list of {namespace, name}: the datasets bad data began in
 // Param $since: the time bad data began (runs that started before it are not read)
 // Param $depth: maximum number of DERIVED_FROM hops downstream (1 to 50)
-// Returns: namespace, name, reads (runId, job, state, start, end, version), writes (the same), before (the last write by a completed run that ended before $since: runId, job, end, version; null when none); every time a DateTime
+// Returns: namespace, name, reads (runId, job, state, start, end, version), writes (the same), before (the last write by a completed run that ended before $since: runId, job, end, version; null when none), readers (the jobs that read it in current lineage: job, lastRunId, lastStart of their latest run), writers (the jobs that write it in current lineage), otherNames (its other names, symlinks and declared aliases: 'namespace:name'); every time a DateTime
 // :param starts => [{namespace: 'postgres://warehouse:5432', name: 'raw.orders'}]
 // :param since => datetime('2026-01-01T00:00:00Z')
 // :param depth => 20
@@ -48,5 +48,21 @@ CALL (d) {
   RETURN CASE WHEN r IS NOT NULL THEN {runId: r.runId, job: j.namespace + ':' + j.name,
                                         end: r.completeTime, version: x.version} END AS before
 }
-RETURN d.namespace AS namespace, d.name AS name, reads, writes, before
+CALL (d) {
+  OPTIONAL MATCH (j:Job)-[x:READS]->(d) WHERE x.retired IS NULL
+  WITH j WHERE j IS NOT NULL
+  OPTIONAL CALL (j) {
+    MATCH (r:Run)-[:OF]->(j)
+    RETURN r ORDER BY coalesce(r.startTime, r.runningTime, r.stateTime) DESC LIMIT 1
+  }
+  RETURN collect({job: j.namespace + ':' + j.name, lastRunId: r.runId,
+                  lastStart: coalesce(r.startTime, r.runningTime, r.stateTime)}) AS readers
+}
+CALL (d) {
+  OPTIONAL MATCH (j:Job)-[x:WRITES]->(d) WHERE x.retired IS NULL
+  RETURN [k IN collect(j.namespace + ':' + j.name) WHERE k IS NOT NULL] AS writers
+}
+RETURN d.namespace AS namespace, d.name AS name, reads, writes, before, readers, writers,
+       COLLECT { MATCH (d)-[:SYMLINK]-{1,4}(a:Dataset) WHERE a <> d
+                 RETURN DISTINCT a.namespace + ':' + a.name } AS otherNames
 ORDER BY namespace, name

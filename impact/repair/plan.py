@@ -11,7 +11,7 @@ write of it); what such a run writes is bad in turn.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,8 +31,9 @@ class Rerun:
     job: str
     step: int
     after: tuple[str, ...]
-    runs: tuple[str, ...]
-    read: tuple[str, ...]
+    runs: tuple[str, ...]  # its runs that read bad data (none when it waits)
+    read: tuple[str, ...]  # the bad inputs they read (or the input it waits on)
+    reason: str  # "read bad data", or "has not run since its input went bad"
     group: str | None  # the run that started its runs: "JOB run RUN_ID" (an Airflow DAG run)
     task: str | None  # what the group's orchestrator reruns (an Airflow task id)
 
@@ -124,17 +125,22 @@ def _plan(graph: Graph, source: str, since: datetime, origin: list[RunFacts],
     rows = graph.read("repair/runs_downstream", depth=clamp_depth(depth), since=since,
                       starts=[{"namespace": ns, "name": name} for ns, name in starts]
                       ) if starts else []
-    runs, before = _runs(rows)
-    done = replay(runs, origin, stale)
-    order = _order(runs, done)
-    parents = {r["runId"]: Lineage(r["jobName"], r["ancestors"]) for r in graph.read(
-        "repair/ancestors", runs=sorted({*done.bad_reads, *(o.run_id for o in origin if o.run_id)}))}
-    reruns = tuple(_rerun(job, i, order, done, runs, parents)
-                   for i, job in enumerate(order.jobs, 1))
+    runs, before, current = _runs(rows, {f"{ns}:{name}" for ns, name in starts})
+    origin = [replace(o, writes=tuple(current.of(a) for a in o.writes)) for o in origin]
+    stale = {k: [current.of(a) for a in v] for k, v in stale.items()}
+    done = replay(runs, origin, stale, current.outputs())
     origin_jobs = tuple(dict.fromkeys(o.job for o in origin if o.job))
-    groups = _groups(reruns, origin, parents)
+    waiting = _waiting(done, runs, current, set(origin_jobs))
+    order = _order(runs, done, waiting, current)
+    asked = {*done.bad_reads, *(o.run_id for o in origin if o.run_id),
+             *(w.last_run for w in waiting.values() if w.last_run)}
+    parents = {r["runId"]: Lineage(r["jobName"], r["ancestors"])
+               for r in graph.read("repair/ancestors", runs=sorted(asked))}
+    reruns = tuple(_rerun(job, i, order, done, runs, waiting, parents)
+                   for i, job in enumerate(order.jobs, 1))
     return RerunPlan(source, since, tuple(o.run_id for o in origin if o.run_id), origin_jobs,
-                     reruns, groups, _rollbacks(done, runs, before), len(rows))
+                     reruns, _groups(reruns, origin, waiting, parents),
+                     _rollbacks(done, runs, before), len(rows))
 
 
 @dataclass(frozen=True)
@@ -156,16 +162,67 @@ class Lineage:
 
 
 @dataclass(frozen=True)
+class Current:
+    """The current lineage of the datasets examined: who reads and who writes each."""
+
+    readers: dict[str, list[dict[str, Any]]]  # dataset -> [{job, lastRunId, lastStart}]
+    writes: dict[str, set[str]]  # job -> the datasets it writes
+    name: dict[str, tuple[str, str]]  # each name of a table -> its first name
+
+    def outputs(self) -> dict[str, list[Access]]:
+        """Each job's current outputs."""
+        shown = {f"{ns}:{name}": (ns, name) for ns, name in self.name.values()}
+        return {job: [Access(*shown[d], None) for d in sorted(ds)]
+                for job, ds in self.writes.items()}
+
+    def of(self, access: Access) -> Access:
+        """An access under its table's first name."""
+        ns, name = self.name.get(access.dataset, (access.namespace, access.name))
+        return Access(ns, name, access.version)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A job downstream of bad data that has not run since: it must run after the repair."""
+
+    dataset: str  # the input that went bad, or that a job before it in the plan rewrites
+    last_run: str | None
+
+
+def _waiting(done: Replayed, runs: dict[str, RunFacts], current: Current,
+             origin_jobs: set[str]) -> dict[str, Waiting]:
+    """The jobs that read, in current lineage, a dataset holding bad data (or one a job of the
+    plan will write again) and have not run since it went bad (a DAG run's tasks after a failed
+    one: Airflow did not run them)."""
+    planned = {runs[r].job for r in done.bad_reads}
+    found: dict[str, Waiting] = {}
+    queue = sorted(done.bad_since.items())
+    while queue:
+        dataset, since = queue.pop(0)
+        for reader in current.readers.get(dataset, []):
+            job = reader["job"]
+            if job in origin_jobs or job in planned or job in found:
+                continue
+            last = native_time(reader["lastStart"])
+            if last is not None and last >= since:
+                continue  # it ran since: the replay judged that run
+            found[job] = Waiting(dataset, reader["lastRunId"])
+            queue += [(d, since) for d in sorted(current.writes.get(job, ()))]
+    return found
+
+
+@dataclass(frozen=True)
 class _Order:
     jobs: tuple[str, ...]
     after: dict[str, tuple[str, ...]]
 
 
-def _order(runs: dict[str, RunFacts], done: Replayed) -> _Order:
-    """The jobs whose runs read bad data, each after every job of the plan that writes what it
-    reads (over the lineage the runs state; jobs that feed each other in a cycle come together,
-    by name); ties by name."""
-    jobs = {runs[r].job for r in done.bad_reads if runs[r].job}
+def _order(runs: dict[str, RunFacts], done: Replayed, waiting: dict[str, Waiting],
+           current: Current) -> _Order:
+    """The jobs of the plan (those whose runs read bad data, those waiting), each after every job
+    of the plan that writes what it reads (over the lineage the runs state and current lineage;
+    jobs that feed each other in a cycle come together, by name); ties by name."""
+    jobs = {j for r in done.bad_reads if (j := runs[r].job)} | set(waiting)
     writers: dict[str, set[str]] = {}
     readers: dict[str, set[str]] = {}
     for run in runs.values():
@@ -175,6 +232,12 @@ def _order(runs: dict[str, RunFacts], done: Replayed) -> _Order:
             writers.setdefault(a.dataset, set()).add(run.job)
         for a in run.reads:
             readers.setdefault(a.dataset, set()).add(run.job)
+    for job, outputs in current.writes.items():
+        for d in outputs:
+            if job in jobs:
+                writers.setdefault(d, set()).add(job)
+    for d, found in current.readers.items():
+        readers.setdefault(d, set()).update(r["job"] for r in found if r["job"] in jobs)
     g: nx.DiGraph[str] = nx.DiGraph()
     g.add_nodes_from(jobs)
     g.add_edges_from((a, b) for d, ws in writers.items() for a in ws
@@ -187,27 +250,34 @@ def _order(runs: dict[str, RunFacts], done: Replayed) -> _Order:
 
 
 def _rerun(job: str, step: int, order: _Order, done: Replayed, runs: dict[str, RunFacts],
-           parents: dict[str, Lineage]) -> Rerun:
+           waiting: dict[str, Waiting], parents: dict[str, Lineage]) -> Rerun:
     mine = sorted((r for r in done.bad_reads if runs[r].job == job),
                   key=lambda r: (runs[r].start is None, runs[r].start or datetime.min, r))
     read = tuple(dict.fromkeys(a.dataset for r in mine for a in done.bad_reads[r]))
-    started = parents[mine[-1]].task() if mine and mine[-1] in parents else None
-    return Rerun(job, step, order.after[job], tuple(mine), read,
+    last = mine[-1] if mine else waiting[job].last_run
+    started = parents[last].task() if last in parents else None
+    return Rerun(job, step, order.after[job], tuple(mine), read or (waiting[job].dataset,),
+                 "read bad data" if mine else "has not run since its input went bad",
                  f"{started[0]['job']} run {started[0]['runId']}" if started else None,
                  started[1] if started else None)
 
 
-def _groups(reruns: tuple[Rerun, ...], origin: list[RunFacts],
+def _groups(reruns: tuple[Rerun, ...], origin: list[RunFacts], waiting: dict[str, Waiting],
             parents: dict[str, Lineage]) -> tuple[Group, ...]:
     """One group a parent run, in the order its first task comes: the origin's task first (it
-    runs again first, once fixed), then the reruns' in the plan's order."""
+    runs again first, once fixed), then the reruns' in the plan's order. A job waiting since an
+    earlier run of the same DAG joins the group of that DAG's run in the plan."""
     found: dict[str, tuple[dict[str, Any], list[str]]] = {}
-    started = [parents[r].task() for r in [*(o.run_id for o in origin),
-                                            *(r.runs[-1] for r in reruns)] if r in parents]
-    for begun in started:
-        if begun is not None and begun[1]:
-            root, task = begun
-            found.setdefault(root["runId"], (root, []))[1].append(task)
+    by_job: dict[str, str] = {}  # a parent job -> its run the plan groups under
+    lasts = [*(o.run_id for o in origin),
+             *(r.runs[-1] if r.runs else waiting[r.job].last_run or "" for r in reruns)]
+    for last in lasts:
+        begun = parents[last].task() if last in parents else None
+        if begun is None or not begun[1]:
+            continue
+        root, task = begun
+        key = by_job.setdefault(root["job"], root["runId"])
+        found.setdefault(key, (root, []))[1].append(task)
     groups = []
     for root, found_tasks in found.values():
         tasks = tuple(dict.fromkeys(found_tasks))
@@ -246,29 +316,56 @@ def _rollbacks(done: Replayed, runs: dict[str, RunFacts],
     return tuple(found)
 
 
-def _runs(rows: list[dict[str, Any]]) -> tuple[dict[str, RunFacts], dict[str, dict[str, Any]]]:
-    """Every run the rows name, with its reads and writes of the datasets examined; and each
-    dataset's last clean write before the plan's start."""
+def _runs(rows: list[dict[str, Any]], starts: set[str]
+          ) -> tuple[dict[str, RunFacts], dict[str, dict[str, Any]], Current]:
+    """Every run the rows name, with its reads and writes of the datasets examined; each
+    dataset's last clean write before the plan's start; and their current lineage. A table's
+    names (symlinks, aliases) are one dataset, named by the name bad data began in, else the
+    first of them (``Current.name``)."""
+    name = _names(rows, starts)
     reads: dict[str, list[Access]] = {}
     writes: dict[str, list[Access]] = {}
     facts: dict[str, dict[str, Any]] = {}
     before: dict[str, dict[str, Any]] = {}
+    current = Current({}, {}, name)
     for row in rows:
-        key = f"{row['namespace']}:{row['name']}"
-        if row["before"] is not None:
-            before[key] = row["before"]
+        ns, key = name.get(f"{row['namespace']}:{row['name']}", (row["namespace"], row["name"]))
+        dataset = f"{ns}:{key}"
+        if row["before"] is not None and (dataset not in before or _time(
+                row["before"]["end"]) > _time(before[dataset]["end"])):
+            before[dataset] = row["before"]
+        current.readers.setdefault(dataset, []).extend(row["readers"])
+        for job in row["writers"]:
+            current.writes.setdefault(job, set()).add(dataset)
         for r in row["reads"]:
             facts.setdefault(r["runId"], r)
-            reads.setdefault(r["runId"], []).append(Access(row["namespace"], row["name"],
-                                                           r["version"]))
+            reads.setdefault(r["runId"], []).append(Access(ns, key, r["version"]))
         for w in row["writes"]:
             facts.setdefault(w["runId"], w)
-            writes.setdefault(w["runId"], []).append(Access(row["namespace"], row["name"],
-                                                            w["version"]))
+            writes.setdefault(w["runId"], []).append(Access(ns, key, w["version"]))
     runs = {rid: RunFacts(rid, f["job"], f["state"], native_time(f["start"]), native_time(f["end"]),
-                          tuple(reads.get(rid, ())), tuple(writes.get(rid, ())))
+                          tuple(dict.fromkeys(reads.get(rid, ()))),
+                          tuple(dict.fromkeys(writes.get(rid, ()))))
             for rid, f in facts.items()}
-    return runs, before
+    return runs, before, current
+
+
+def _time(value: Any) -> datetime:
+    return native_time(value) or datetime.min.replace(tzinfo=UTC)
+
+
+def _names(rows: list[dict[str, Any]], starts: set[str]) -> dict[str, tuple[str, str]]:
+    """Each name of a table the rows hold -> the name it is shown by (namespace, name): the one
+    of ``starts`` (where bad data began), else the first. The walk follows alias edges both
+    ways, so every name of a table reached is a row."""
+    keys = {f"{r['namespace']}:{r['name']}": (r["namespace"], r["name"]) for r in rows}
+    found: dict[str, tuple[bool, tuple[str, str]]] = {}
+    for row in rows:
+        group = [k for k in {f"{row['namespace']}:{row['name']}", *row["otherNames"]} if k in keys]
+        first = min((k not in starts, keys[k]) for k in group)
+        for k in group:
+            found[k] = min(found.get(k, first), first)
+    return {k: shown for k, (_, shown) in found.items()}
 
 
 def _facts(r: dict[str, Any], writes: list[dict[str, Any]] | None = None) -> RunFacts:

@@ -122,6 +122,34 @@ def test_stack_root_cause_on_a_mart_names_the_failing_task(stack: Stack) -> None
     assert f"{DAG_ID}.spark_shop" in top.summary
 
 
+def test_stack_rerun_plan_of_the_failed_spark_run_clears_its_task_and_the_tasks_after_it(
+        stack: Stack) -> None:
+    """The incident of the failing night: root cause names the failed Spark run; its rerun plan
+    lists the dbt models and the overview, which did not run after it (Airflow: upstream
+    failed), in DAG order, in the failing night's DAG run, with the command that clears them."""
+    from impact.repair.plan import rerun_plan_run
+
+    top = root_cause_dataset(stack.graph, stack.duck, "shop.marts.country_kpis").candidates[0]
+    plan = rerun_plan_run(stack.graph, top.evidence["runId"])
+    [group] = plan.groups
+    assert group.job == f"airflow_shop:{DAG_ID}" and group.integration == "AIRFLOW"
+    assert group.tasks == ("spark_shop", "dbt_build", "publish_overview"), plan
+    jobs = [r.job for r in plan.reruns]
+    assert f"airflow_shop:{DAG_ID}.publish_overview" in jobs
+    assert any("country_kpis" in j for j in jobs), jobs  # the dbt model of the mart
+    # dbt and the overview did not run after it; the Spark application's jobs after the failed
+    # one read its stale output (and wrote the Spark dashboard from it)
+    assert {r.reason for r in plan.reruns if r.task in ("dbt_build", "publish_overview")} == {
+        "has not run since its input went bad"}
+    assert all(r.reason == "read bad data" and r.runs for r in plan.reruns if r.task == "spark_shop")
+    assert f"file:{stack.wh}/marts/revenue_by_country" in {b.dataset for b in plan.rollbacks}
+    assert group.logical_date is not None
+    assert plan.commands == (f"airflow tasks clear '{DAG_ID}' --task-regex "
+                             f"'^(spark_shop|dbt_build|publish_overview)$' --start-date "
+                             f"{group.logical_date.isoformat()} --end-date "
+                             f"{group.logical_date.isoformat()} --yes",)
+
+
 def test_stack_the_lineage_gate_lets_the_overview_run_only_on_the_good_night(stack: Stack) -> None:
     good, bad = stack.run.runs
     # the sensor asked lineage-graph and found both marts' gates open on the good night ...

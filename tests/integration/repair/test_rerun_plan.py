@@ -64,9 +64,10 @@ def _id(*parts: object) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
 
 
-def night(jobs: list[Job], day: int, bad: str | None = None, fails: bool = False
-          ) -> list[dict[str, Any]]:
-    """Every job's run, one after another in layer order, as Airflow tasks of one DAG run."""
+def night(jobs: list[Job], day: int, bad: str | None = None, fails: bool = False,
+          skipped: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Every job's run (but the ``skipped``), one after another in layer order, as Airflow tasks
+    of one DAG run."""
     start = NIGHT0 + timedelta(days=day)
     dag_run = _id(DAG, day)
     versioned = {j.output for j in jobs if j.versioned}
@@ -79,6 +80,8 @@ def night(jobs: list[Job], day: int, bad: str | None = None, fails: bool = False
 
     events = [run_event("START", dag_run, DAG, time=_iso(start), job_facets=AIRFLOW)]
     for k, j in enumerate(sorted(jobs, key=lambda j: (j.layer, j.name))):
+        if j.name in skipped:
+            continue
         run_id = _id(j.name, day)
         begin, end = start + timedelta(minutes=2 * k + 1), start + timedelta(minutes=2 * k + 2)
         parent = {"parent": {"run": {"runId": dag_run}, "job": {"namespace": "ns", "name": DAG}}}
@@ -170,6 +173,29 @@ def test_a_failed_runs_plan_reruns_what_read_its_stale_outputs(graph: Graph) -> 
     _load(graph, night(jobs, 0) + night(jobs, 1, bad, fails=True))
     plan = rerun_plan_run(graph, _id(bad, 1))
     _check(plan, jobs, bad)
+
+
+def test_tasks_that_did_not_run_after_a_failed_one_are_planned_after_it(graph: Graph) -> None:
+    """As Airflow does: the bad task fails and the tasks downstream of it do not run that night
+    (upstream failed); they read no bad data but must run after the fix, in order, in the
+    failing night's DAG run; the failed task's output goes back to the first night's version."""
+    rng = random.Random(3)
+    jobs = pipeline(rng, layers=5, width=4)
+    g = job_graph(jobs)
+    bad = "j1_1"
+    downstream = frozenset(nx.descendants(g, bad))
+    assert downstream
+    _load(graph, night(jobs, 0) + night(jobs, 1, bad, fails=True, skipped=downstream))
+    plan = rerun_plan_run(graph, _id(bad, 1))
+    assert set(_jobs(plan)) == downstream
+    assert all(r.runs == () and r.reason == "has not run since its input went bad"
+               for r in plan.reruns)
+    step = {name: i for i, name in enumerate(_jobs(plan))}
+    assert all(step[a] < step[b] for a, b in g.edges if a in step and b in step)
+    [group] = plan.groups
+    assert group.run_id == _id(DAG, 1) and group.tasks == (bad, *_jobs(plan))
+    [rollback] = plan.rollbacks
+    assert rollback.dataset == f"ns:d_{bad}" and rollback.run_id == _id(bad, 0)
 
 
 def test_the_plan_is_the_same_whatever_order_the_events_arrive_in(graph: Graph) -> None:

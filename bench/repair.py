@@ -1,0 +1,85 @@
+"""Rerun plans at scale: two nights of the generated estate (bench.generate: layered pipelines,
+hub tables read by many jobs, parent runs, 3% failures), loaded into the bench Neo4j; then the
+rerun plan of the second night's run of each hub (the worst case: the largest blast radius) and
+of random staging tables, timed, and each plan checked against the generator's own data flow
+(the jobs of the tables downstream of it).
+
+    python -m bench.repair --datasets 1000              # S
+    python -m bench.repair --datasets 10000 --json docs/results/repair-m.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from bench.generate import JOB_NS, NS, events, tables
+from bench.latency import bench_settings, emit, ground_truth, percentile
+from graph.db import Graph, connect
+from graph.local_server import LocalServer
+from graph.schema import apply_schema
+from impact.repair.plan import rerun_plan_run
+from ingest.pipeline import Ingester, IngestReport
+from ingest.read import RawItem
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--datasets", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--samples", type=int, default=20)
+    p.add_argument("--json", type=Path)
+    a = p.parse_args()
+    settings = bench_settings()
+    server = LocalServer(settings)
+    server.start()
+    graph = Graph(connect(settings), timeout=settings.query_timeout)
+    apply_schema(graph)
+    ts = tables(a.datasets, a.seed)
+    evs = list(events(ts, a.seed, days=2))
+    graph.run_statements("admin/wipe")
+    started = time.perf_counter()
+    report = Ingester(graph, batch_size=500).ingest(
+        (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(evs)), IngestReport())
+    loaded_s = time.perf_counter() - started
+    assert report.loaded == len(evs), report.rejected[:3]
+    flow, _ = ground_truth(ts)
+    second = {e["job"]["name"]: e["run"]["runId"] for e in evs[len(evs) // 2:]}
+    rng = random.Random(a.seed)
+    by_layer = {layer: [t for t in ts if t.layer == layer] for layer in range(4)}
+    # the hubs: the staging tables with the most downstream (a source has no job of its own)
+    hubs = sorted(by_layer[1], key=lambda t: -len(nx.descendants(flow, t.name)))[:max(3, a.samples // 4)]
+    staging = rng.sample(by_layer[1], min(a.samples, len(by_layer[1])))
+    results: dict[str, Any] = {"datasets": a.datasets, "events": len(evs),
+                               "load s": round(loaded_s, 1)}
+    wrong = 0
+    for kind, picked in (("hub", hubs), ("staging table", staging)):
+        took, sizes = [], []
+        for t in picked:
+            run_id = second[f"build_{t.name}"]
+            rerun_plan_run(graph, run_id)  # planned once: the first ask is warm-up
+            began = time.perf_counter()
+            plan = rerun_plan_run(graph, run_id)
+            took.append((time.perf_counter() - began) * 1000)
+            expected = {f"{JOB_NS}:build_{n}" for n in nx.descendants(flow, t.name)}
+            wrong += {r.job for r in plan.reruns} != expected
+            sizes.append(len(plan.reruns))
+        results[f"rerun plan of a {kind}'s run"] = {
+            "p50 ms": round(statistics.median(took), 1), "p95 ms": round(percentile(took, 95), 1),
+            "median jobs": statistics.median(sizes), "max jobs": max(sizes)}
+        print(kind, results[f"rerun plan of a {kind}'s run"], file=sys.stderr)
+    results["plans not exactly the downstream jobs"] = wrong
+    results["namespace"] = NS
+    emit(results, a.json)
+    graph.close()
+
+
+if __name__ == "__main__":
+    main()
