@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from api.app import create_app
 from api.cli import app
+from api.render.markup import md
 from graph.db import Graph
 from graph.settings import Settings
 from impact.repair.plan import rerun_plan_run
@@ -42,7 +43,7 @@ def test_the_plan_in_every_format_on_the_cli_and_over_http(
     assert invoke("run", _id(bad, 1), "--format", "airflow") == plan.commands[0] + "\n"
     markdown = invoke("run", _id(bad, 1), "--format", "markdown")
     assert markdown.startswith(f"# Rerun plan for run {_id(bad, 1)}")
-    assert all(f"`{r.job}`" in markdown for r in plan.reruns) and plan.commands[0] in markdown
+    assert all(md(r.job) in markdown for r in plan.reruns) and plan.commands[0] in markdown
     text = invoke("run", _id(bad, 1))
     assert f"ns:{DAG}.{bad}" in text and plan.commands[0] in text
     assert all(f"roll back {b.dataset}" in text for b in plan.rollbacks)
@@ -61,8 +62,8 @@ def test_the_plan_in_every_format_on_the_cli_and_over_http(
             "namespace": "ns", "name": f"d_{bad}"})
         assert by_dataset.status_code == 200
         assert by_dataset.json()["reruns"] == as_json["reruns"]
-        md = api.get(f"/api/v1/rerun-plan/run/{_id(bad, 1)}", params={"format": "markdown"})
-        assert md.status_code == 200 and md.text == markdown
+        by_markdown = api.get(f"/api/v1/rerun-plan/run/{_id(bad, 1)}", params={"format": "markdown"})
+        assert by_markdown.status_code == 200 and by_markdown.text == markdown
         assert api.get("/api/v1/rerun-plan/run/nowhere").status_code == 404
         refused = api.get("/api/v1/rerun-plan/dataset", params={
             "namespace": "ns", "name": f"d_{bad}", "since": "soon"})
