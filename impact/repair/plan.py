@@ -107,7 +107,9 @@ def rerun_plan_dataset(graph: Graph, namespace: str, name: str, since: datetime 
                                  "version": w["version"]}]) for w in row["writes"]]
     start = since or min((o.end for o in origin if o.end is not None), default=None)
     if start is None:
-        raise NotFound("dataset", f"{namespace}:{name} (no write to start from)", name)
+        # it exists but nothing wrote it: say so, with no "did you mean" for its name
+        raise NotFound("write of dataset", f"{namespace}:{name} to plan from (give the time it "
+                                           "went bad: since)")
     # bad since a time with no write since: the data went bad in place (as of ``since``)
     stale = {} if origin else {"": [Access(namespace, name, None)]}
     if not origin:

@@ -223,7 +223,15 @@ def test_a_clean_rerun_ends_the_bad_data(graph: Graph) -> None:
 
 
 def test_an_unknown_run_or_dataset_is_not_found(graph: Graph) -> None:
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match="no run"):
         rerun_plan_run(graph, str(uuid.uuid4()))
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match="no dataset ns:nowhere"):
         rerun_plan_dataset(graph, "ns", "nowhere")
+    # a source nothing writes: there is no write to start from unless a time is given
+    jobs = pipeline(random.Random(1))
+    _load(graph, night(jobs, 0))
+    with pytest.raises(NotFound, match="no write of dataset ns:src_0 to plan from"):
+        rerun_plan_dataset(graph, "ns", "src_0")
+    since = rerun_plan_dataset(graph, "ns", "src_0", since=NIGHT0)
+    reading = {"j0_0"} | nx.descendants(job_graph(jobs), "j0_0")  # j0_0 reads src_0
+    assert {r.job for r in since.reruns} == {f"ns:{DAG}.{n}" for n in reading}
