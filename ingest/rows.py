@@ -154,7 +154,8 @@ KINDS: tuple[RowKind, ...] = (
     # the second round, in this order: columns before the column edges that MATCH them, fine
     # dataset edges before the coarse refresh
     RowKind("columns", ("namespace", "dataset", "name", "written"),
-            _f(_SEEN + "namespace dataset name written type description stamp evt"), (),
+            _f(_SEEN + "namespace dataset name written type description stamp evt typed"),
+            ("typed",),
             "ingest/columns", local=("time",), also_read_by=("ingest/column_keys",)),
     RowKind("column_edges", ("outNamespace", "outDataset", "outColumn", "inNamespace",
                              "inDataset", "inColumn", "jobNamespace", "jobName", "type",

@@ -52,6 +52,11 @@ def transform(event: ValidEvent, facet_max_bytes: int = 16_384,
     if event.kind == "RunEvent":
         assert event.run_id is not None and job_ref is not None
         rows.runs.append(_run_row(event, job_ref, facet_max_bytes))
+        # the job's facets as this run saw them (SQL, source code, job type): what changed
+        # between two runs of a job (docs/graph-model.md, "What changed")
+        rows.runs[-1]["props"].update(
+            {f"job{k[0].upper()}{k[1:]}": v for k, v in rows.jobs[-1]["props"].items()
+             if k.startswith("facet.")})
         _parent(raw["run"].get("facets"), event.run_id, job_ref, t, rows)
     if event.kind == "DatasetEvent":
         ds = raw["dataset"]

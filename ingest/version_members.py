@@ -4,7 +4,7 @@ writes them, and the rows as the queries take them (ingest.load)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -104,7 +104,9 @@ def column_rows(schema: dict[str, Any]) -> list[dict[str, Any]]:
     ``flat``): as :func:`edge_rows` does for a lineage."""
     common = {"namespace": schema["namespace"], "dataset": schema["dataset"], "written": True,
               **_seen(schema)}
-    return [{**common, "name": name, "type": kind, "description": description}
+    since = f"{common['firstSeen'].astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ}"
+    return [{**common, "name": name, "type": kind, "description": description,
+             "typed": [f"{since}\u001f{kind}"] if kind else None}
             for name, kind, description in schema["flat"]]
 
 

@@ -1,5 +1,6 @@
-"""``lineage rerun-plan``: from a bad run or a dataset's bad writes, what to rerun in which
-order, the Airflow commands that do it, and the versions to roll back to (impact.repair).
+"""``lineage changes``: what changed upstream since the last good run; ``lineage rerun-plan``:
+from a bad run or a dataset's bad writes, what to rerun in which order, the Airflow commands that
+do it, and the versions to roll back to (impact.repair).
 
 It only reads the graph (see :func:`api.cli.common.reading_graph`).
 """
@@ -16,6 +17,8 @@ from api.cli.common import (
     DatasetName,
     DatasetNs,
     Depth,
+    JobName,
+    JobNs,
     format_option,
     out,
     question,
@@ -33,6 +36,99 @@ rerun_app = typer.Typer(
 app.add_typer(rerun_app, name="rerun-plan", rich_help_panel="Ask")
 
 PlanFormat = Annotated[str, format_option("text", "json", "markdown", "airflow")]
+
+changes_app = typer.Typer(
+    help="What changed upstream since the last good run (or in a window), nearest first: "
+         "schema changes, lineage added or lost, job facets (SQL, source code, job type) and "
+         "run facets (parameters) that differ, failed runs, late datasets, failing assertions; "
+         "each with the runs that stated it (docs/graph-model.md, \"What changed\").",
+    no_args_is_help=True)
+app.add_typer(changes_app, name="changes", rich_help_panel="Ask")
+
+ChangesFormat = Annotated[str, format_option("text", "json", "markdown")]
+Since = Annotated[str | None, typer.Option(
+    "--since", help="A run id (compare with that run) or an ISO time (changes after it); "
+                    "default: the last completed run before the latest")]
+Until = Annotated[str | None, typer.Option("--until", help="ISO time: changes up to it (default: now)")]
+
+
+@changes_app.command("job")
+def changes_job_cmd(namespace: JobNs, name: JobName, since: Since = None, until: Until = None,
+                    depth: Depth = None, fmt: ChangesFormat = "text") -> None:
+    """What changed for a job: its own runs, its outputs' schema, and everything upstream of
+    what it reads.
+
+    A failing job's answer is the list a reviewer reads first:
+
+        lineage changes job shop marts_revenue_by_country
+    """
+    _changes("job", namespace, name, since, until, depth, fmt)
+
+
+@changes_app.command("dataset")
+def changes_dataset_cmd(namespace: DatasetNs, name: DatasetName, since: Since = None,
+                        until: Until = None, depth: Depth = None,
+                        fmt: ChangesFormat = "text") -> None:
+    """What changed for a dataset: its schema, its writers' runs, and everything upstream."""
+    _changes("dataset", namespace, name, since, until, depth, fmt)
+
+
+def _changes(kind: str, namespace: str, name: str, since: str | None, until: str | None,
+             depth: int | None, fmt: str) -> None:
+    from impact.repair.changes import changes
+
+    start = since if since is None or _is_run_id(since) else when(since, "--since")
+    end = when(until, "--until")
+    show_changes(question(lambda g: changes(g, kind, namespace, name, start, end, depth)), fmt)
+
+
+def _is_run_id(text: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def show_changes(answer: Any, fmt: str) -> None:
+    if fmt == "json":
+        dump(dataclasses.asdict(answer))
+        return
+    if fmt == "markdown":
+        from api.render.repair import changes_markdown
+
+        write(changes_markdown(answer))
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    from api.cli.render import fit
+    from impact.repair.changes import describe
+
+    window = (f"since {stamp(answer.since)}" if answer.since else "from the beginning") + (
+        f" until {stamp(answer.until)}" if answer.until else "")
+    out.print(f"what changed for {answer.subject} {window}"
+              + (f", compared with run {answer.baseline}" if answer.baseline else "")
+              + (f"; latest run {answer.latest}" if answer.latest else ""),
+              highlight=False, markup=False)
+    if not answer.changes:
+        out.print(f"nothing changed ({answer.examined} datasets and jobs examined)")
+        return
+    table = Table(title=f"{len(answer.changes)} changes, nearest first")
+    for c in ("distance", "kind", "on", "what", "when", "runs"):
+        table.add_column(c)
+    for c in answer.changes:
+        table.add_row(*map(Text, (str(c.distance), c.kind, c.on, c.what, stamp(c.time),
+                                  ", ".join(c.runs))))
+    fit(table, ("runs", "on"))
+    for c in answer.changes:
+        lines = list(describe(c))
+        if lines:
+            out.print(f"{c.on}: {c.what}", highlight=False, markup=False)
+            for line in lines:
+                out.print("  " + line, highlight=False, markup=False)
 
 
 @rerun_app.command("run")
@@ -82,6 +178,7 @@ def show_plan(plan: Any, fmt: str) -> None:
         write("".join(c + "\n" for c in plan.commands) or "# no Airflow task to clear\n")
         return
     from rich.table import Table
+    from rich.text import Text
 
     from api.cli.render import fit
 
@@ -95,8 +192,9 @@ def show_plan(plan: Any, fmt: str) -> None:
         for c in ("step", "job", "after", "runs that read bad data", "bad inputs", "task"):
             table.add_column(c)
         for r in plan.reruns:
-            table.add_row(str(r.step), r.job, ", ".join(r.after), ", ".join(r.runs),
-                          ", ".join(r.read), r.task or "")
+            # names are text, never markup
+            table.add_row(*map(Text, (str(r.step), r.job, ", ".join(r.after), ", ".join(r.runs),
+                                      ", ".join(r.read), r.task or "")))
         fit(table, ("after", "runs that read bad data"))
     for c in plan.commands:
         out.print(c, highlight=False, markup=False, soft_wrap=True)

@@ -1,4 +1,5 @@
-"""A rerun plan (impact.repair.plan) as Markdown, for an incident ticket or a pull request.
+"""A rerun plan (impact.repair.plan) and what changed (impact.repair.changes) as Markdown, for an
+incident ticket or a pull request.
 Names come from events: written through api.render.markup (cells, code spans, the fence)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import re
 
 from api.render.markup import code, md, one_line
+from impact.repair.changes import Changes, describe
 from impact.repair.plan import RerunPlan
 
 
@@ -38,4 +40,30 @@ def plan_markdown(plan: RerunPlan) -> str:
                   f"{f'{b.time:%Y-%m-%d %H:%M}' if b.time else b.note} |"
                   if b.bad_since else f"| {md(b.dataset)} | - | - | - | {b.note} |"
                   for b in plan.rollbacks]
+    return "\n".join(lines) + "\n"
+
+
+def changes_markdown(answer: Changes) -> str:
+    """What changed, nearest first: a table, then each change's evidence (a facet's diff)."""
+    window = (f"since {answer.since:%Y-%m-%d %H:%M} UTC" if answer.since else "from the beginning") \
+        + (f" until {answer.until:%Y-%m-%d %H:%M} UTC" if answer.until else "")
+    lines = [f"# What changed for {md(answer.subject)}", "",
+             f"Upstream changes {window}"
+             + (f", compared with run {code(answer.baseline)}" if answer.baseline else "")
+             + (f"; latest run {code(answer.latest)}" if answer.latest else "") + ".", ""]
+    if not answer.changes:
+        lines.append(f"Nothing changed ({answer.examined} datasets and jobs examined).")
+        return "\n".join(lines) + "\n"
+    lines += ["| distance | kind | on | what | when | runs |", "|---|---|---|---|---|---|"]
+    lines += [f"| {c.distance} | {c.kind} | {md(c.on)} | {md(c.what)} | "
+              f"{f'{c.time:%Y-%m-%d %H:%M}' if c.time else '-'} | "
+              f"{', '.join(md(r) for r in c.runs) or '-'} |" for c in answer.changes]
+    detailed = [(c, list(describe(c))) for c in answer.changes]
+    for c, evidence in detailed:
+        if not evidence:
+            continue
+        longest = max((len(run) for e in evidence for run in re.findall(r"`+", e)), default=0)
+        fence = "`" * max(3, longest + 1)
+        lines += ["", f"## {md(c.on)}: {md(c.what)}", "", f"{fence}diff",
+                  *(one_line(e) for e in evidence), fence]
     return "\n".join(lines) + "\n"

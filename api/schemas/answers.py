@@ -13,12 +13,13 @@ from impact.answers import Walk
 from impact.change.check import Report as CheckReport
 from impact.health.freshness import Freshness
 from impact.ml.provenance import Provenance
+from impact.repair.changes import Changes
 from impact.repair.plan import RerunPlan
 from impact.root_cause import RootCause
 from impact.tag_reach import RawCopy, TagReport
 from impact.where import WhereReport
 
-__all__ = ["Alive", "CheckReport", "FreshnessAnswer", "Gate", "LineageHealth", "LookupDataset",
+__all__ = ["Alive", "Changes", "CheckReport", "FreshnessAnswer", "Gate", "LineageHealth", "LookupDataset",
            "LookupJob", "LookupPage", "LookupRun", "Policies", "Provenance", "Ready", "Acknowledged",
            "RerunPlanAnswer",
            "RootCause", "TagAnswer", "Violations", "Walk", "WhereAnswer"]

@@ -55,7 +55,7 @@ class Freshness:
                     f"it takes {MIN_OCCASIONS} writes at least a minute apart)")
         state = "LATE" if self.late else "on time"
         return (f"{state}: last success {self.last_success:%Y-%m-%d %H:%M}, usual cadence "
-                f"{_human(self.cadence)}, due by {self.due:%Y-%m-%d %H:%M}")
+                f"{human(self.cadence)}, due by {self.due:%Y-%m-%d %H:%M}")
 
 
 def assess(successes: list[datetime], now: datetime) -> tuple[
@@ -101,6 +101,7 @@ def run_states(rows: list[dict[str, Any]]) -> list[RunState]:
             for x in rows]
 
 
-def _human(d: timedelta) -> str:
+def human(d: timedelta) -> str:
+    """A cadence for people: hours, or days from two days on."""
     hours = d.total_seconds() / 3600
     return f"{hours / 24:.1f} days" if hours >= 48 else f"{hours:.1f} h"

@@ -124,7 +124,7 @@ def test_each_row_kind_is_declared_once_with_the_query_that_writes_it() -> None:
     for kind in KINDS:
         assert set(kind.merged) <= {"props", "digests", "received", "subtypes", "targets", "trainedOn",
                                     "observed", "explicit", "coarse", "lineage", "lineages",
-                                    "declarations"}, kind
+                                    "declarations", "typed"}, kind
         if kind.query is not None:
             assert query(kind.query).text, kind  # the file exists and loads
     # the first round writes nodes and the edges of runs and jobs, before any column
