@@ -1,8 +1,9 @@
-"""Rerun plans at scale: two nights of the generated estate (bench.generate: layered pipelines,
-hub tables read by many jobs, parent runs, 3% failures), loaded into the bench Neo4j; then the
-rerun plan of the second night's run of each hub (the worst case: the largest blast radius) and
-of random staging tables, timed, and each plan checked against the generator's own data flow
-(the jobs of the tables downstream of it).
+"""Rerun plans and what changed at scale: two nights of the generated estate (bench.generate:
+layered pipelines, hub tables read by many jobs, parent runs, 3% failures), loaded into the bench
+Neo4j; then the rerun plan of the second night's run of each hub (the worst case: the largest
+blast radius) and of random staging tables, timed, and each plan checked against the generator's
+own data flow (the jobs of the tables downstream of it); and what changed for the jobs of the
+marts with the most upstream (the widest walk) and of random marts, timed.
 
     python -m bench.repair --datasets 1000              # S
     python -m bench.repair --datasets 10000 --json docs/results/repair-m.json
@@ -25,6 +26,7 @@ from bench.latency import bench_settings, emit, ground_truth, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
 from graph.schema import apply_schema
+from impact.repair.changes import changes
 from impact.repair.plan import rerun_plan_run
 from ingest.pipeline import Ingester, IngestReport
 from ingest.read import RawItem
@@ -76,6 +78,24 @@ def main() -> None:
             "median jobs": statistics.median(sizes), "max jobs": max(sizes)}
         print(kind, results[f"rerun plan of a {kind}'s run"], file=sys.stderr)
     results["plans not exactly the downstream jobs"] = wrong
+    last = max(by_layer)
+    widest = sorted(by_layer[last], key=lambda t: -len(nx.ancestors(flow, t.name)))
+    for kind, picked in (("mart with the most upstream", widest[:max(3, a.samples // 4)]),
+                         ("mart", rng.sample(by_layer[last], min(a.samples, len(by_layer[last]))))):
+        took, found, examined = [], [], []
+        for t in picked:
+            changes(graph, "job", JOB_NS, f"build_{t.name}")  # the first ask is warm-up
+            began = time.perf_counter()
+            answer = changes(graph, "job", JOB_NS, f"build_{t.name}")
+            took.append((time.perf_counter() - began) * 1000)
+            found.append(len(answer.changes))
+            examined.append(answer.examined)
+        results[f"what changed for a {kind}'s job"] = {
+            "p50 ms": round(statistics.median(took), 1), "p95 ms": round(percentile(took, 95), 1),
+            "median changes": statistics.median(found),
+            "median datasets and jobs examined": statistics.median(examined),
+            "max examined": max(examined)}
+        print(kind, results[f"what changed for a {kind}'s job"], file=sys.stderr)
     results["namespace"] = NS
     emit(results, a.json)
     graph.close()

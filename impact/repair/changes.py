@@ -37,6 +37,9 @@ RUN_INSTANCE_FACETS = frozenset({
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}|$)")
+# the last key of a path that names one run's instance: an id (applicationId, jobId, run_id) or a
+# time (startTime, created_at, timestamp)
+_INSTANCE_KEY = re.compile(r"(^|[._\]])(id|ID)$|[a-z](Id|ID|_id)$|(Time|_time|At|_at|Date|_date|timestamp)$")
 _MAX_RUNS = 200  # a subject's runs read to find its baseline
 _DIFF_LINES = 12  # lines of a long value's diff kept as evidence
 
@@ -340,7 +343,7 @@ def _facets(key: str, distance: int, t: datetime | None, runs: tuple[str, ...], 
                 continue
             if varying is not None and varying.get(path) != x:
                 continue  # it differed between the two runs before too
-            if varying is None and _instance_value(x) and _instance_value(y):
+            if varying is None and _instance(path, x, y):
                 continue
             diffs.append(_diff(path, x, y))
         if not diffs:
@@ -384,8 +387,12 @@ def _leaves(text: str | None) -> dict[str, Any]:
     return found
 
 
-def _instance_value(v: Any) -> bool:
-    return isinstance(v, str) and bool(_UUID.match(v) or _TIME.match(v))
+def _instance(path: str, before: Any, after: Any) -> bool:
+    """A value that names one run's instance: under a key that names an id or a time, or a UUID
+    or a time on both sides."""
+    if _INSTANCE_KEY.search(path):
+        return True
+    return all(isinstance(v, str) and bool(_UUID.match(v) or _TIME.match(v)) for v in (before, after))
 
 
 def _diff(path: str, before: Any, after: Any) -> dict[str, Any]:

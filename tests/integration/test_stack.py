@@ -150,6 +150,32 @@ def test_stack_rerun_plan_of_the_failed_spark_run_clears_its_task_and_the_tasks_
                              f"{group.logical_date.isoformat()} --yes",)
 
 
+def test_stack_changes_of_the_failed_spark_job_name_the_bad_column(stack: Stack) -> None:
+    """The failing night's Spark job sums the country (cast to a number) instead of the amount:
+    `lineage changes` on it names that column lineage change and the sum's new type, right after
+    the failure, against the first night's run, with both runs."""
+    from impact.repair.changes import changes
+
+    top = root_cause_dataset(stack.graph, stack.duck, "shop.marts.country_kpis").candidates[0]
+    namespace, name = top.evidence["job"].split(":", 1)
+    answer = changes(stack.graph, "job", namespace, name)
+    assert answer.latest is not None and answer.latest.startswith(top.evidence["runId"])
+    column = [c for c in answer.changes if c.evidence.get("change") == "column lineage"
+              and c.evidence["column"] == "revenue"]
+    assert column, answer
+    [revenue] = column
+    assert revenue.distance == 0 and revenue.runs[0] == top.evidence["runId"]
+    assert any(a.startswith(f"file:{stack.wh}/marts/orders_enriched.country ")
+               for a in revenue.evidence["added"]), revenue
+    assert any(a.startswith(f"file:{stack.wh}/marts/orders_enriched.amount ")
+               for a in revenue.evidence["removed"]), revenue
+    # the sum's new type too, and nothing of what varies by run (Spark's application and job ids)
+    assert [(c.kind, c.what) for c in answer.changes[:3]] == [
+        ("failed run", answer.changes[0].what), ("schema", "column revenue retyped double -> decimal(22,2)"),
+        ("lineage", revenue.what)], answer.changes
+    assert not [c for c in answer.changes if c.kind == "run facet"], answer.changes
+
+
 def test_stack_the_lineage_gate_lets_the_overview_run_only_on_the_good_night(stack: Stack) -> None:
     good, bad = stack.run.runs
     # the sensor asked lineage-graph and found both marts' gates open on the good night ...

@@ -183,3 +183,63 @@ def test_a_job_that_never_changed_says_so_and_an_unknown_one_is_not_found(
         changes(session_graph, "job", NS, "no_such_job")
     with pytest.raises(NotFound):
         changes(session_graph, "job", NS, "revenue", since=str(uuid.uuid4()))
+
+
+def test_what_changed_in_every_format_on_the_cli_and_over_http(
+        session_graph: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from api.app import create_app
+    from api.cli import app
+    from api.render.markup import md
+    from graph.settings import Settings
+    from tests.helpers import point_cli_at_test_server
+
+    _load(session_graph, "in order")
+    answer = changes(session_graph, "job", NS, "revenue")
+    point_cli_at_test_server(monkeypatch)
+    runner = CliRunner()
+
+    def invoke(*args: str) -> str:
+        done = runner.invoke(app, ["changes", *args], env={"COLUMNS": "200"})
+        assert done.exit_code == 0, done.output
+        return done.stdout
+
+    as_json = json.loads(invoke("job", NS, "revenue", "--format", "json"))
+    assert [(c["kind"], c["on"], c["what"]) for c in as_json["changes"]] == [
+        (c.kind, c.on, c.what) for c in answer.changes]
+    markdown = invoke("job", NS, "revenue", "--format", "markdown")
+    assert markdown.startswith(f"# What changed for job {md(NS)}:revenue")
+    assert all(md(c.what) in markdown for c in answer.changes)
+    assert "+LEFT JOIN raw.discounts d USING (order_id)" in markdown
+    text = invoke("job", NS, "revenue")
+    assert "10 changes, nearest first" in text and "retyped DOUBLE ->" in text
+    assert "-SELECT o.*, u.country FROM raw.orders" in text  # the SQL's diff under the table
+    by_run = json.loads(invoke("dataset", NS, "marts.revenue", "--since", _id("revenue", BAD - 1),
+                               "--format", "json"))
+    assert {c["what"] for c in by_run["changes"]} == {c.what for c in answer.changes}
+
+    missing = runner.invoke(app, ["changes", "job", NS, "nothing_here"])
+    assert missing.exit_code != 0 and "no job" in missing.output
+    bad_time = runner.invoke(app, ["changes", "job", NS, "revenue", "--until", "soon"])
+    assert bad_time.exit_code == 2 and "--until" in bad_time.output
+
+    with TestClient(create_app(Settings(), session_graph), base_url="http://localhost",
+                    client=("127.0.0.1", 40001)) as api:
+        got = api.get("/api/v1/changes/job", params={"namespace": NS, "name": "revenue"})
+        assert got.status_code == 200 and got.json()["changes"] == as_json["changes"]
+        by_dataset = api.get("/api/v1/changes/dataset", params={
+            "namespace": NS, "name": "marts.revenue", "since": _id("revenue", BAD - 1)})
+        assert by_dataset.status_code == 200
+        assert by_dataset.json()["changes"] == by_run["changes"]
+        as_markdown = api.get("/api/v1/changes/job", params={
+            "namespace": NS, "name": "revenue", "format": "markdown"})
+        assert as_markdown.status_code == 200 and as_markdown.text == markdown
+        assert api.get("/api/v1/changes/job", params={
+            "namespace": NS, "name": "nothing_here"}).status_code == 404
+        refused = api.get("/api/v1/changes/job", params={
+            "namespace": NS, "name": "revenue", "since": "soon"})
+        assert refused.status_code == 422 and "since" in refused.text
