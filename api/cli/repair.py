@@ -19,6 +19,7 @@ from api.cli.common import (
     Depth,
     JobName,
     JobNs,
+    fail,
     format_option,
     out,
     question,
@@ -36,6 +37,9 @@ rerun_app = typer.Typer(
 app.add_typer(rerun_app, name="rerun-plan", rich_help_panel="Ask")
 
 PlanFormat = Annotated[str, format_option("text", "json", "markdown", "airflow")]
+Columns = Annotated[str | None, typer.Option(
+    "--columns", help="Only these columns (comma-separated) of what went bad are bad: jobs that "
+                      "read none of what they feed, by column lineage, are listed apart")]
 
 changes_app = typer.Typer(
     help="What changed upstream since the last good run (or in a window), nearest first: "
@@ -136,16 +140,19 @@ def rerun_run_cmd(
     run_id: Annotated[str, typer.Argument(help="The bad (or failed) run's UUID, e.g. from "
                                                "`lineage root-cause`")],
     depth: Depth = None,
+    columns: Columns = None,
     fmt: PlanFormat = "text",
 ) -> None:
     """Plan the reruns after a bad or failed run (a DAG run: its task runs too).
 
     A failed run leaves its job's outputs stale: every run that read them after it read bad
-    data.
+    data. With --columns, only those columns of what it wrote are bad: the jobs that read none
+    of what they feed (column lineage decides) are listed apart.
     """
     from impact.repair.plan import rerun_plan_run
 
-    show_plan(question(lambda g: rerun_plan_run(g, run_id, depth)), fmt)
+    bad = _columns(columns)
+    show_plan(question(lambda g: rerun_plan_run(g, run_id, depth, bad)), fmt)
 
 
 @rerun_app.command("dataset")
@@ -156,13 +163,22 @@ def rerun_dataset_cmd(
         "--since", help="Bad since this ISO time: every write of it since then is bad (default: "
                         "its latest write)")] = None,
     depth: Depth = None,
+    columns: Columns = None,
     fmt: PlanFormat = "text",
 ) -> None:
-    """Plan the reruns after bad writes of a dataset."""
+    """Plan the reruns after bad writes of a dataset (with --columns: of those columns only)."""
     from impact.repair.plan import rerun_plan_dataset
 
     moment = when(since, "--since")
-    show_plan(question(lambda g: rerun_plan_dataset(g, namespace, name, moment, depth)), fmt)
+    bad = _columns(columns)
+    show_plan(question(lambda g: rerun_plan_dataset(g, namespace, name, moment, depth, bad)), fmt)
+
+
+def _columns(given: str | None) -> tuple[str, ...]:
+    found = tuple(dict.fromkeys(c.strip() for c in (given or "").split(",") if c.strip()))
+    if given is not None and not found:
+        raise fail("--columns: name at least one column, e.g. --columns revenue,country", code=2)
+    return found
 
 
 def show_plan(plan: Any, fmt: str) -> None:
@@ -196,6 +212,9 @@ def show_plan(plan: Any, fmt: str) -> None:
             table.add_row(*map(Text, (str(r.step), r.job, ", ".join(r.after), ", ".join(r.runs),
                                       ", ".join(r.read), r.task or "")))
         fit(table, ("after", "runs that read bad data"))
+    if plan.unaffected:
+        out.print(f"not affected by the changed columns ({', '.join(plan.columns)}): "
+                  + ", ".join(r.job for r in plan.unaffected), highlight=False, markup=False)
     for c in plan.commands:
         out.print(c, highlight=False, markup=False, soft_wrap=True)
     for b in plan.rollbacks:

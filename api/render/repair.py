@@ -27,6 +27,11 @@ def plan_markdown(plan: RerunPlan) -> str:
                   for r in plan.reruns]
     else:
         lines.append(f"No downstream run read bad data ({plan.examined} datasets examined).")
+    if plan.unaffected:
+        lines += ["", f"## Not affected by the changed columns ({', '.join(md(c) for c in plan.columns)})",
+                  "", "They read the bad data, but by their column lineage none of what the bad "
+                  "columns feed:", ""]
+        lines += [f"- {md(r.job)}: read {', '.join(md(d) for d in r.read)}" for r in plan.unaffected]
     if plan.commands:
         commands = [one_line(c) for c in plan.commands]
         longest = max((len(run) for c in commands for run in re.findall(r"`+", c)), default=0)

@@ -31,6 +31,19 @@ Since = Annotated[datetime | None, Depends(time_query(
              "write)."))]
 
 
+async def _bad_columns(columns: str | None = Query(
+        None, description="Only these columns (comma-separated) of what went bad are bad: jobs "
+                          "that read none of what they feed, by column lineage, are listed apart "
+                          "(unaffected)")) -> tuple[str, ...]:
+    found = tuple(dict.fromkeys(c.strip() for c in (columns or "").split(",") if c.strip()))
+    if columns is not None and not found:
+        raise BadParam("columns", "name at least one column")
+    return found
+
+
+BadColumns = Annotated[tuple[str, ...], Depends(_bad_columns)]
+
+
 def _answer(plan: RerunPlan, format: PlanFormat) -> Any:
     if format == "markdown":
         return PlainTextResponse(plan_markdown(plan), media_type="text/markdown")
@@ -42,8 +55,9 @@ def _answer(plan: RerunPlan, format: PlanFormat) -> Any:
                     "back to",
             responses={200: {"model": ours.RerunPlanAnswer, "description": "The plan",
                              "content": {"text/markdown": {}}}})
-def rerun_run(graph: G, run_id: str, depth: Depth = None, format: PlanFormat = "json") -> Any:
-    return _answer(rerun_plan_run(graph, run_id, depth), format)
+def rerun_run(graph: G, run_id: str, columns: BadColumns, depth: Depth = None,
+              format: PlanFormat = "json") -> Any:
+    return _answer(rerun_plan_run(graph, run_id, depth, columns), format)
 
 
 @router.get("/api/v1/rerun-plan/dataset",
@@ -51,9 +65,9 @@ def rerun_run(graph: G, run_id: str, depth: Depth = None, format: PlanFormat = "
                     "roll back to",
             responses=answer(ours.RerunPlanAnswer))
 def rerun_dataset(graph: G, namespace: Ns, name: Name,
-                  since: Since,
+                  since: Since, columns: BadColumns,
                   depth: Depth = None, format: PlanFormat = "json") -> Any:
-    return _answer(rerun_plan_dataset(graph, namespace, name, since, depth), format)
+    return _answer(rerun_plan_dataset(graph, namespace, name, since, depth, columns), format)
 
 
 async def _since(since: str | None = Query(

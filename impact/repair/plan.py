@@ -74,14 +74,18 @@ class RerunPlan:
     groups: tuple[Group, ...]
     rollbacks: tuple[Rollback, ...]
     examined: int  # datasets downstream whose runs were replayed
+    columns: tuple[str, ...] = ()  # the bad columns of the origin's outputs; () for every column
+    unaffected: tuple[Rerun, ...] = ()  # read bad data, but only columns the bad ones do not feed
 
     @property
     def commands(self) -> tuple[str, ...]:
         return tuple(g.command for g in self.groups if g.command)
 
 
-def rerun_plan_run(graph: Graph, run_id: str, depth: int | None = None) -> RerunPlan:
-    """The plan for bad data that began with run ``run_id`` (and its child runs)."""
+def rerun_plan_run(graph: Graph, run_id: str, depth: int | None = None,
+                   columns: tuple[str, ...] = ()) -> RerunPlan:
+    """The plan for bad data that began with run ``run_id`` (and its child runs); with
+    ``columns``, only those columns of what it wrote are bad."""
     rows = graph.read("repair/bad_run", runId=run_id)
     if not rows:
         raise NotFound("run", run_id)
@@ -92,13 +96,13 @@ def rerun_plan_run(graph: Graph, run_id: str, depth: int | None = None) -> Rerun
     # a failed run that wrote nothing leaves its job's outputs stale: bad from its end too
     stale = {o.run_id: [Access(w["namespace"], w["name"], None) for w in r["writes"]]
              for o, r in zip(origin, rows[0]["runs"], strict=True)}
-    return _plan(graph, f"run {origin[0].run_id}", since, origin, stale, depth)
+    return _plan(graph, f"run {origin[0].run_id}", since, origin, stale, depth, columns)
 
 
 def rerun_plan_dataset(graph: Graph, namespace: str, name: str, since: datetime | None = None,
-                       depth: int | None = None) -> RerunPlan:
+                       depth: int | None = None, columns: tuple[str, ...] = ()) -> RerunPlan:
     """The plan for bad data written to ``namespace:name`` since ``since`` (or by its latest
-    write)."""
+    write); with ``columns``, only those of its columns are bad."""
     [row] = graph.read("repair/bad_writes", namespace=namespace, name=name,
                        since=since.astimezone(UTC) if since else None)
     if not row["found"]:
@@ -114,11 +118,12 @@ def rerun_plan_dataset(graph: Graph, namespace: str, name: str, since: datetime 
     stale = {} if origin else {"": [Access(namespace, name, None)]}
     if not origin:
         origin = [RunFacts("", None, None, start, start, (), ())]
-    return _plan(graph, f"dataset {namespace}:{name}", start, origin, stale, depth)
+    return _plan(graph, f"dataset {namespace}:{name}", start, origin, stale, depth, columns)
 
 
 def _plan(graph: Graph, source: str, since: datetime, origin: list[RunFacts],
-          stale: dict[str, list[Access]], depth: int | None) -> RerunPlan:
+          stale: dict[str, list[Access]], depth: int | None,
+          columns: tuple[str, ...] = ()) -> RerunPlan:
     # a stdlib UTC time: Neo4j orders a zone id "UTC" (the driver's) after the same instant
     # stored with offset Z, so an equal time would compare as later
     since = since.astimezone(UTC)
@@ -138,11 +143,63 @@ def _plan(graph: Graph, source: str, since: datetime, origin: list[RunFacts],
              *(w.last_run for w in waiting.values() if w.last_run)}
     parents = {r["runId"]: Lineage(r["jobName"], r["ancestors"])
                for r in graph.read("repair/ancestors", runs=sorted(asked))}
-    reruns = tuple(_rerun(job, i, order, done, runs, waiting, parents)
-                   for i, job in enumerate(order.jobs, 1))
+    apart = _unaffected(graph, order, done, runs, waiting, origin, stale, current, columns)
+    kept = _Order(tuple(j for j in order.jobs if j not in apart),
+                  {j: tuple(a for a in after if a not in apart) for j, after in order.after.items()})
+    reruns = tuple(_rerun(job, i, kept, done, runs, waiting, parents)
+                   for i, job in enumerate(kept.jobs, 1))
+    left = tuple(_rerun(job, 0, kept, done, runs, waiting, parents, "not affected by the changed columns")
+                 for job in order.jobs if job in apart)
+    written_apart = {d for j in apart for d in current.writes.get(j, ())} - {
+        d for j in kept.jobs for d in current.writes.get(j, ())}
+    rollbacks = tuple(b for b in _rollbacks(done, runs, before) if b.dataset not in written_apart)
     return RerunPlan(source, since, tuple(o.run_id for o in origin if o.run_id), origin_jobs,
-                     reruns, _groups(reruns, origin, waiting, parents),
-                     _rollbacks(done, runs, before), len(rows))
+                     reruns, _groups(reruns, origin, waiting, parents), rollbacks, len(rows),
+                     columns, left)
+
+
+def _unaffected(graph: Graph, order: _Order, done: Replayed, runs: dict[str, RunFacts],
+                waiting: dict[str, Waiting], origin: list[RunFacts],
+                stale: dict[str, list[Access]], current: Current,
+                columns: tuple[str, ...]) -> set[str]:
+    """With only ``columns`` of the origin's outputs bad: the jobs of the plan whose bad reads,
+    by their column lineage, touch no column those feed (docs/graph-model.md, "Repair"). In the
+    plan's order, so that what an affected job writes from a bad column is bad in turn; a job
+    that reads a bad dataset with no column lineage (coarse) may copy any column: affected, and
+    all it writes is bad."""
+    if not columns or not order.jobs:
+        return set()
+
+    def key(namespace: str, name: str) -> str:
+        return current.of(Access(namespace, name, None)).dataset
+
+    bad = {(a.dataset, c) for o in origin for a in o.writes for c in columns}
+    bad |= {(a.dataset, c) for accesses in stale.values() for a in accesses for c in columns}
+    whole: set[str] = set()  # datasets any of whose columns may be bad
+    facts = {r["job"]: r for r in graph.read("repair/job_columns", jobs=[
+        {"namespace": j.split(":", 1)[0], "name": j.split(":", 1)[1]} for j in order.jobs])}
+    apart: set[str] = set()
+    for job in order.jobs:
+        read = {a.dataset for r, accesses in done.bad_reads.items() if runs[r].job == job
+                for a in accesses} or ({waiting[job].dataset} if job in waiting else set())
+        f = facts.get(job)
+        if f is None:  # nothing known of its lineage: it may copy anything
+            whole |= {d for d in current.writes.get(job, ())}
+            continue
+        edges = [(key(e["inNamespace"], e["inDataset"]), e["inColumn"],
+                  key(e["outNamespace"], e["outDataset"]), e["outColumn"]) for e in f["edges"]]
+        coarse = {key(c["namespace"], c["name"]) for c in f["coarse"]}
+        hit = [e for e in edges if (e[0], e[1]) in bad or e[0] in whole]
+        # what it read that holds bad data still (not only what an unaffected job rewrote)
+        really = {d for d in read if d in whole or any(b == d for b, _ in bad)}
+        blind = (coarse & really) | (really - {e[0] for e in edges} - coarse)
+        if blind:
+            whole |= {key(o["namespace"], o["name"]) for o in f["outputs"]}
+        elif not hit:
+            apart.add(job)
+            continue
+        bad |= {(e[2], e[3]) for e in hit}
+    return apart
 
 
 @dataclass(frozen=True)
@@ -252,14 +309,15 @@ def _order(runs: dict[str, RunFacts], done: Replayed, waiting: dict[str, Waiting
 
 
 def _rerun(job: str, step: int, order: _Order, done: Replayed, runs: dict[str, RunFacts],
-           waiting: dict[str, Waiting], parents: dict[str, Lineage]) -> Rerun:
+           waiting: dict[str, Waiting], parents: dict[str, Lineage],
+           reason: str | None = None) -> Rerun:
     mine = sorted((r for r in done.bad_reads if runs[r].job == job),
                   key=lambda r: (runs[r].start is None, runs[r].start or datetime.min, r))
     read = tuple(dict.fromkeys(a.dataset for r in mine for a in done.bad_reads[r]))
     last = mine[-1] if mine else waiting[job].last_run
     started = parents[last].task() if last in parents else None
-    return Rerun(job, step, order.after[job], tuple(mine), read or (waiting[job].dataset,),
-                 "read bad data" if mine else "has not run since its input went bad",
+    return Rerun(job, step, order.after.get(job, ()), tuple(mine), read or (waiting[job].dataset,),
+                 reason or ("read bad data" if mine else "has not run since its input went bad"),
                  f"{started[0]['job']} run {started[0]['runId']}" if started else None,
                  started[1] if started else None)
 
