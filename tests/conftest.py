@@ -53,6 +53,7 @@ LONGEST_FIRST = (
     "tests/integration/test_server.py",
     "tests/integration/test_openapi_fuzz.py", "tests/integration/policy/test_policy_watch.py",
     "tests/integration/test_durable_ingest.py", "tests/integration/test_browser.py",
+    "tests/integration/test_cypher_library.py",
 )
 
 
