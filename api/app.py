@@ -23,6 +23,7 @@ from api.paths import EncodedSlashes
 from api.routes import (
     datasets,
     docs,
+    erasure,
     gate,
     health,
     jobs,
@@ -44,7 +45,7 @@ from graph.db import Graph
 from graph.settings import Settings, get_settings
 from ingest.log.sqlite import EventLog
 
-ROUTERS = (ops, lineage, questions, repair, lookups, namespaces, datasets, jobs, runs, sources, tags,
+ROUTERS = (ops, lineage, questions, repair, erasure, lookups, namespaces, datasets, jobs, runs, sources, tags,
            search, stats, policies, gate, health)
 """The route table, by resource: Marquez's nouns, our questions and lookups, operations."""
 

@@ -144,6 +144,13 @@ class Settings(BaseSettings):
     """Where retention archives the event log's entries older than the detailed window, as
     date-partitioned Parquet (``ingest.log.archive``); default ``archive/`` in the state
     directory. ``lineage replay`` reads it before the log."""
+    erasure_salt: str | None = None
+    """The secret an erasure request's subject reference is hashed with (HMAC-SHA256): the store
+    keeps the hash, never the reference (docs/graph-model.md, "Erasure"); default: a random one
+    kept in ``erasure-salt`` in the state directory (keep it with your backups: without it a
+    request is not found by its reference)."""
+    erasure_deadline_days: float = Field(default=30.0, gt=0)
+    """Days from an erasure request until it is overdue (GDPR's month)."""
     mlflow_uri: str | None = None
     """An MLflow tracking server (``http://HOST:PORT``) that ``lineage up`` keeps in sync: its runs,
     logged datasets and model versions become lineage (docs/producers.md, "MLflow")."""

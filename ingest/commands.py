@@ -26,7 +26,7 @@ from ingest.log.protocol import EventLog
 from ingest.secrets import scrub_text
 
 CommandName = Literal["put_namespace", "put_source", "put_tag", "tag_add", "tag_remove",
-                      "soft_delete"]
+                      "soft_delete", "erasure_open"]
 COMMANDS: dict[CommandName, str] = {
     "put_namespace": "marquez/put_namespace",
     "put_source": "marquez/put_source",
@@ -34,6 +34,7 @@ COMMANDS: dict[CommandName, str] = {
     "tag_add": "marquez/tag_add",
     "tag_remove": "marquez/tag_remove",
     "soft_delete": "marquez/soft_delete",
+    "erasure_open": "erasure/open",  # an erasure request (docs/graph-model.md, "Erasure")
 }
 
 

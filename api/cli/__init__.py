@@ -5,7 +5,7 @@
 ``upstream``, ``show``, ``root-cause``), ``gdpr`` (``where``), ``models`` (``mlflow``,
 ``provenance``), ``check``, ``policy``, ``serve`` (``serve``, ``worker``), ``demo`` (``demo``,
 ``spark-conf``), ``stack`` (``up``, ``down``, ``status``), ``kafka`` (the local broker),
-``retention`` (``plan``, ``run``), ``repair`` (``rerun-plan``); shared
+``retention`` (``plan``, ``run``), ``repair`` (``changes``, ``rerun-plan``), ``erasure`` (``plan``); shared
 options and the graph connections in ``common``, tables in ``render``.
 """
 
@@ -29,7 +29,7 @@ __all__ = ["app", "main"]
 # each group registers its commands on `app`, under a panel of `lineage --help`: the panels
 # appear in the order of their first command (load, ask, find, run the services)
 for _group in ("load", "questions", "gdpr", "check", "policy", "health", "models", "discover",
-               "events", "server", "serve", "demo", "stack", "kafka", "retention", "repair"):
+               "events", "server", "serve", "demo", "stack", "kafka", "retention", "repair", "erasure"):
     importlib.import_module(f"api.cli.{_group}")
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from impact.answers import Walk
 from impact.change.check import Report as CheckReport
+from impact.erasure.evidence import ErasureStatus
 from impact.health.freshness import Freshness
 from impact.ml.provenance import Provenance
 from impact.repair.changes import Changes
@@ -19,7 +20,8 @@ from impact.root_cause import RootCause
 from impact.tag_reach import RawCopy, TagReport
 from impact.where import WhereReport
 
-__all__ = ["Alive", "Changes", "CheckReport", "FreshnessAnswer", "Gate", "LineageHealth", "LookupDataset",
+__all__ = ["Alive", "Changes", "CheckReport", "ErasureStatusAnswer", "FreshnessAnswer", "Gate",
+           "LineageHealth", "LookupDataset",
            "LookupJob", "LookupPage", "LookupRun", "Policies", "Provenance", "Ready", "Acknowledged",
            "RerunPlanAnswer",
            "RootCause", "TagAnswer", "Violations", "Walk", "WhereAnswer"]
@@ -43,6 +45,8 @@ TagAnswer = _extended(TagReport, "TagAnswer", "Where the data of every column ca
 RerunPlanAnswer = _extended(RerunPlan, "RerunPlanAnswer", "What to rerun after bad data, in which "
                             "order, grouped by parent run, and the versions to roll back to.",
                             commands=(list[str], ...))
+ErasureStatusAnswer = _extended(ErasureStatus, "ErasureStatusAnswer", "The evidence of an erasure "
+                                "request, place by place.", state=(str, ...))
 FreshnessAnswer = _extended(Freshness, "FreshnessAnswer", "A dataset's last successful write "
                             "and whether it is late.", verdict=(str, ...))
 

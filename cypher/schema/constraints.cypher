@@ -17,6 +17,8 @@ CREATE CONSTRAINT source_key IF NOT EXISTS
 FOR (s:Source) REQUIRE s.name IS UNIQUE;
 CREATE CONSTRAINT retention_key IF NOT EXISTS
 FOR (k:Retention) REQUIRE k.key IS UNIQUE;
+CREATE CONSTRAINT erasure_request_ref IF NOT EXISTS
+FOR (x:ErasureRequest) REQUIRE x.ref IS UNIQUE;
 CREATE CONSTRAINT policy_violation_key IF NOT EXISTS
 FOR (v:PolicyViolation) REQUIRE v.key IS UNIQUE;
 CREATE INDEX policy_violation_anchor IF NOT EXISTS FOR (v:PolicyViolation) ON (v.anchor);
