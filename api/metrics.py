@@ -52,12 +52,14 @@ def render(counters: Counters, log: EventLog,
            violations: list[tuple[str, str, int]] | None = None,
            stats: RequestStats | None = None,
            health: tuple[Health, list[Verdict], float, float] | None = None,
-           retention: Figures | None = None) -> str:
+           retention: Figures | None = None,
+           erasures: dict[str, int] | None = None) -> str:
     """The metrics; ``violations``: (rule, severity, open) of the policy rules the worker keeps
     checked (impact.policy.violations.open_counts), None when there are none to say; ``stats``: the
     API's latency and refusals; ``health``: the latest measure of lineage health with its SLO
     verdicts, its age and how long it took (api.services.health_cache), None before the first;
-    ``retention``: the store's, the archive's and the last retention run's figures."""
+    ``retention``: the store's, the archive's and the last retention run's figures;
+    ``erasures``: how many erasure requests are open, overdue and done."""
     out: list[str] = []
 
     def metric(name: str, kind: str, help_: str,
@@ -84,6 +86,10 @@ def render(counters: Counters, log: EventLog,
         _health(metric, *health)
     if retention is not None:
         _retention(metric, retention)
+    if erasures is not None:
+        metric("lineage_erasure_requests", "gauge", "Erasure requests by state: open, overdue "
+               "(a place still pending past the deadline), done.",
+               [(n, {"state": k}) for k, n in sorted(erasures.items())])
     if violations is not None:
         metric("lineage_policy_violations", "gauge",
                "Open violations of each policy rule that count (no waiver accepts them).",

@@ -52,8 +52,20 @@ def ready(request: Request) -> JSONResponse:
 def metrics(request: Request) -> PlainTextResponse:
     found = app_context(request)
     return PlainTextResponse(render(found.counters, found.log(), _violations(found),
-                                    found.requests, _health(found), _retention(found)),
+                                    found.requests, _health(found), _retention(found),
+                                    _erasures(found)),
                              media_type="text/plain; version=0.0.4")
+
+
+def _erasures(found: AppContext) -> dict[str, int] | None:
+    """The erasure requests by state; None when Neo4j does not answer."""
+    from impact.erasure.evidence import request_states
+
+    try:
+        return request_states(found.graph())
+    except LineageError as e:
+        log.warning("/metrics without the erasure requests: %s", e)
+        return None
 
 
 def _retention(found: AppContext) -> Figures | None:

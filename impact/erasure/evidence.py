@@ -120,3 +120,11 @@ def _needs(place: dict[str, Any]) -> str:
     if place["action"] == "rebuild":
         return "a completed run of " + (", ".join(place["producers"]) or "its producer")
     return "a human to check it, then a completed run that writes it"
+
+
+def request_states(graph: Graph, now: datetime | None = None, most: int = 1000) -> dict[str, int]:
+    """How many requests are open, overdue and done (``/metrics``), judging each one's evidence."""
+    found = {"open": 0, "overdue": 0, "done": 0}
+    for r in graph.read("erasure/requests", max=most):
+        found[erasure_status(graph, r["ref"], now).state] += 1
+    return found

@@ -125,5 +125,8 @@ def test_open_and_status_on_the_cli_and_over_http(
         assert made.status_code == 201 and made.json()["created"] is True
         assert api.post("/api/v1/erasure/status", json={"subjectRef": "REQ-4712"}).status_code == 200
         assert api.post("/api/v1/erasure/status", json={"subjectRef": "nobody"}).status_code == 404
+        scraped = api.get("/metrics").text
+        assert 'lineage_erasure_requests{state="open"} 2' in scraped
+        assert 'lineage_erasure_requests{state="overdue"} 0' in scraped
         assert api.post("/api/v1/erasure/requests", json={**body, "subjectRef": ""}
                         ).status_code == 422
