@@ -20,14 +20,9 @@ from typing import Any
 
 import networkx as nx
 
-from bench.generate import NS, events, tables
-from bench.latency import bench_settings, emit, percentile
-from graph.db import Graph, connect
-from graph.local_server import LocalServer
-from graph.schema import apply_schema
+from bench.generate import NS
+from bench.latency import emit, loaded_estate, percentile
 from impact.erasure.plan import Key, erasure_plan
-from ingest.pipeline import Ingester, IngestReport
-from ingest.read import RawItem
 
 
 def main() -> None:
@@ -37,19 +32,7 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--json", type=Path)
     a = p.parse_args()
-    settings = bench_settings()
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings), timeout=settings.query_timeout)
-    apply_schema(graph)
-    ts = tables(a.datasets, a.seed)
-    evs = list(events(ts, a.seed, days=1))
-    graph.run_statements("admin/wipe")
-    started = time.perf_counter()
-    report = Ingester(graph, batch_size=500).ingest(
-        (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(evs)), IngestReport())
-    loaded_s = time.perf_counter() - started
-    assert report.loaded == len(evs), report.rejected[:3]
+    graph, ts, evs, loaded_s = loaded_estate(a.datasets, a.seed, days=1)
     # the generator's column flow: which columns each source's id reaches (any transformation)
     flow: nx.DiGraph[tuple[str, str]] = nx.DiGraph()
     for t in ts:

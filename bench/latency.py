@@ -57,6 +57,25 @@ def bench_settings() -> Settings:
                     query_timeout=120)
 
 
+def loaded_estate(datasets: int, seed: int, days: int
+                  ) -> tuple[Graph, list[Table], list[dict[str, Any]], float]:
+    """The bench Neo4j (started if it is not), wiped and loaded with ``days`` nights of the
+    generated estate of ``datasets`` tables: the graph, the tables, the events, and the seconds
+    the load took."""
+    settings = bench_settings()
+    LocalServer(settings).start()
+    graph = Graph(connect(settings), timeout=settings.query_timeout)
+    apply_schema(graph)
+    ts = tables(datasets, seed)
+    evs = list(events(ts, seed, days=days))
+    graph.run_statements("admin/wipe")
+    started = time.perf_counter()
+    report = Ingester(graph, batch_size=500).ingest(
+        (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(evs)), IngestReport())
+    assert report.loaded == len(evs), report.rejected[:3]
+    return graph, ts, evs, time.perf_counter() - started
+
+
 def emit(results: dict[str, Any], path: Path | None) -> None:
     """A bench's results as JSON on stdout, and in ``path`` when given."""
     text = json.dumps(results, indent=2)

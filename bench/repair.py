@@ -21,15 +21,10 @@ from typing import Any
 
 import networkx as nx
 
-from bench.generate import JOB_NS, NS, events, tables
-from bench.latency import bench_settings, emit, ground_truth, percentile
-from graph.db import Graph, connect
-from graph.local_server import LocalServer
-from graph.schema import apply_schema
+from bench.generate import JOB_NS, NS
+from bench.latency import emit, ground_truth, loaded_estate, percentile
 from impact.repair.changes import changes
 from impact.repair.plan import rerun_plan_run
-from ingest.pipeline import Ingester, IngestReport
-from ingest.read import RawItem
 
 
 def main() -> None:
@@ -39,19 +34,7 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--json", type=Path)
     a = p.parse_args()
-    settings = bench_settings()
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings), timeout=settings.query_timeout)
-    apply_schema(graph)
-    ts = tables(a.datasets, a.seed)
-    evs = list(events(ts, a.seed, days=2))
-    graph.run_statements("admin/wipe")
-    started = time.perf_counter()
-    report = Ingester(graph, batch_size=500).ingest(
-        (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(evs)), IngestReport())
-    loaded_s = time.perf_counter() - started
-    assert report.loaded == len(evs), report.rejected[:3]
+    graph, ts, evs, loaded_s = loaded_estate(a.datasets, a.seed, days=2)
     flow, _ = ground_truth(ts)
     second = {e["job"]["name"]: e["run"]["runId"] for e in evs[len(evs) // 2:]}
     rng = random.Random(a.seed)

@@ -1,6 +1,6 @@
 """Erasure requests and their evidence (docs/graph-model.md, "Erasure"), on the estate of
 test_erasure_plan: a request is recorded in the event log like any command, under a salted hash
-of the subject's reference (the reference is nowhere in the log or the graph); a place is done
+of the subject's reference (the reference is nowhere in the log, an export or the graph); a place is done
 only after a completed run wrote it after the request and after every place before it was done;
 past the deadline what is pending is overdue. On the CLI and over HTTP too."""
 
@@ -72,7 +72,14 @@ def test_a_place_is_done_only_after_what_comes_before_it(graph: Graph, tmp_path:
     assert {p.dataset for p in late.places if p.overdue} == {
         p.dataset for p in late.places if p.state == "pending"} != set()
 
-    # the reference is kept only as its salted hash: not in the log, not in the graph
+    # the reference is kept only as its salted hash: not in the log, an export or the graph
+    from ingest.export import export_parquet
+
+    log.append(_estate())  # the events beside the requests, as a worker's log holds them
+    _, _, commands_left_out = export_parquet(log, tmp_path / "export")
+    assert commands_left_out >= 2  # the requests, with the events' rows beside them
+    exported = b"".join(f.read_bytes() for f in (tmp_path / "export").rglob("*.parquet"))
+    assert exported and SUBJECT.encode() not in exported
     log.close()
     stored = (tmp_path / "events.db").read_bytes()
     for wal in tmp_path.glob("events.db-*"):
