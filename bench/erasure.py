@@ -10,28 +10,21 @@ each asked twice (the second timed).
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from bench.generate import NS
-from bench.latency import emit, loaded_estate, percentile
+from bench.latency import emit, estate_options, loaded_estate, percentile
 from impact.erasure.plan import Key, erasure_plan
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--samples", type=int, default=20)
-    p.add_argument("--json", type=Path)
-    a = p.parse_args()
+    a = estate_options(__doc__)
     graph, ts, evs, loaded_s = loaded_estate(a.datasets, a.seed, days=1)
     # the generator's column flow: which columns each source's id reaches (any transformation)
     flow: nx.DiGraph[tuple[str, str]] = nx.DiGraph()

@@ -57,6 +57,17 @@ def bench_settings() -> Settings:
                     query_timeout=120)
 
 
+def estate_options(doc: str) -> argparse.Namespace:
+    """The options of a bench over the generated estate: its size, seed, samples per kind and
+    where to write the figures."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--datasets", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--samples", type=int, default=20)
+    p.add_argument("--json", type=Path)
+    return p.parse_args()
+
+
 def loaded_estate(datasets: int, seed: int, days: int
                   ) -> tuple[Graph, list[Table], list[dict[str, Any]], float]:
     """The bench Neo4j (started if it is not), wiped and loaded with ``days`` nights of the

@@ -11,29 +11,22 @@ marts with the most upstream (the widest walk) and of random marts, timed.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from bench.generate import JOB_NS, NS
-from bench.latency import emit, ground_truth, loaded_estate, percentile
+from bench.latency import emit, estate_options, ground_truth, loaded_estate, percentile
 from impact.repair.changes import changes
 from impact.repair.plan import rerun_plan_run
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--samples", type=int, default=20)
-    p.add_argument("--json", type=Path)
-    a = p.parse_args()
+    a = estate_options(__doc__)
     graph, ts, evs, loaded_s = loaded_estate(a.datasets, a.seed, days=2)
     flow, _ = ground_truth(ts)
     second = {e["job"]["name"]: e["run"]["runId"] for e in evs[len(evs) // 2:]}
