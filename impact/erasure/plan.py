@@ -9,8 +9,8 @@ what form. Each dataset reached is then one place:
   that carries the key there, with a statement template where its namespace says it is SQL;
 * **unverified**: no raw key, and a hop on the way did not report its transformation: for a
   human to check, never assumed clean;
-* **rebuild**: personal data reaches it transformed, masked or aggregated, and the key does not:
-  it is cleaned by running its producers again once what they read is clean;
+* **rebuild**: personal data reaches it (raw, transformed, masked or aggregated) and no raw copy
+  of the key does: it is cleaned by running its producers again once what they read is clean;
 * datasets reached only by influence (a join or filter on the data: no value copied) are listed
   apart, and model versions trained on a reached column are listed to retrain.
 
