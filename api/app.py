@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from starlette.routing import NoMatchFound
 
 from api import errors
+from api.access.guard import AccessGuard
 from api.deps import AppContext
 from api.guard import Guard
 from api.logs import RequestContext
@@ -81,6 +82,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.context = found
     app.state.settings = found.settings
     app.state.tokens = found.tokens
+    app.add_middleware(AccessGuard, found=found, described=lambda: app.openapi())
     app.add_middleware(Guard, tokens=found.tokens)
     # outside the guard: its refusals carry the id too, and are counted
     app.add_middleware(RequestContext, stats=found.requests)

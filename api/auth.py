@@ -13,6 +13,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from graph.errors import LineageError
+from impact.access.grants import Access
 
 SCOPES = ("read", "write")
 
@@ -40,9 +41,13 @@ class Tokens:
         return scope is not None and (scope == needed or scope == "write")
 
 
-def parse_tokens(spec: str | None) -> Tokens:
-    """Parse ``token:scope,token:scope``; a scope is read or write."""
+def parse_tokens(spec: str | None, access: Access | None = None) -> Tokens:
+    """Parse ``token:scope,token:scope``; a scope is read or write. The access file's tokens are
+    added: write scope for a grant that writes some namespace, read for the others."""
     scopes: dict[str, str] = {}
+    for grant in access.grants if access is not None else ():
+        for token in grant.tokens:
+            scopes[token] = "write" if grant.write else "read"
     for i, item in enumerate(p.strip() for p in (spec or "").split(",")):
         if not item:
             continue

@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 
+from api.access.audit import AuditLog
+from api.access.hidden import HiddenCache, opaque_salt
 from api.auth import Tokens, is_loopback, parse_tokens
 from api.errors import BadParam
 from api.metrics import Counters
@@ -22,8 +24,10 @@ from api.request_stats import RequestStats
 from api.services.health_cache import HealthCache
 from graph.db import Graph, open_graph
 from graph.settings import Settings
+from impact.access.grants import Access, read_access
 from ingest import commands
 from ingest.log.group_commit import GroupCommitter
+from ingest.log.protocol import WORKER
 from ingest.log.sqlite import Checked, EventLog, open_event_log
 from ingest.times import parse_time
 
@@ -37,7 +41,12 @@ class AppContext:
     def __init__(self, settings: Settings, graph: Graph | None = None,
                  events: EventLog | None = None) -> None:
         self.settings = settings
-        self.tokens: Tokens = parse_tokens(settings.api_tokens)
+        self.access: Access | None = read_access(settings.access) if settings.access else None
+        self.tokens: Tokens = parse_tokens(settings.api_tokens, self.access)
+        self.hidden = HiddenCache(self.access or Access((), ()),
+                                  lambda: opaque_salt(settings), self.graph,
+                                  lambda: self.log().position(WORKER))
+        self.audit = AuditLog(settings.audit_dir or settings.state_dir / "audit")
         self.counters = Counters()
         self.requests = RequestStats()
         self.health = HealthCache(self.graph, self.log, settings.health_interval, settings.tiers,

@@ -53,13 +53,15 @@ def render(counters: Counters, log: EventLog,
            stats: RequestStats | None = None,
            health: tuple[Health, list[Verdict], float, float] | None = None,
            retention: Figures | None = None,
-           erasures: dict[str, int] | None = None) -> str:
+           erasures: dict[str, int] | None = None,
+           reads: dict[tuple[str, str], int] | None = None) -> str:
     """The metrics; ``violations``: (rule, severity, open) of the policy rules the worker keeps
     checked (impact.policy.violations.open_counts), None when there are none to say; ``stats``: the
     API's latency and refusals; ``health``: the latest measure of lineage health with its SLO
     verdicts, its age and how long it took (api.services.health_cache), None before the first;
     ``retention``: the store's, the archive's and the last retention run's figures;
-    ``erasures``: how many erasure requests are open, overdue and done."""
+    ``erasures``: how many erasure requests are open, overdue and done; ``reads``: the reads of
+    lineage by who asked and their outcome (api.access.audit)."""
     out: list[str] = []
 
     def metric(name: str, kind: str, help_: str,
@@ -90,6 +92,12 @@ def render(counters: Counters, log: EventLog,
         metric("lineage_erasure_requests", "gauge", "Erasure requests by state: open, overdue "
                "(a place still pending past the deadline), done.",
                [(n, {"state": k}) for k, n in sorted(erasures.items())])
+    if reads:
+        metric("lineage_access_reads_total", "counter", "Reads of lineage by grant (a grant of the "
+               "access file; token: one of LINEAGE_API_TOKENS; loopback, anonymous, unknown-token) "
+               "and outcome: served whole, redacted (something hidden from the grant), refused "
+               "(401 or 403).",
+               [(n, {"grant": who, "outcome": outcome}) for (who, outcome), n in sorted(reads.items())])
     if violations is not None:
         metric("lineage_policy_violations", "gauge",
                "Open violations of each policy rule that count (no waiver accepts them).",

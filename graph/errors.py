@@ -30,6 +30,7 @@ already depends on; each part's own errors derive from :class:`LineageError` too
     ├── SqlError                 (impact.change.sql) SQL too large, crashing the parser, or past its limits
     ├── TiersError               (impact.health.tiers) a tiers file that cannot be used
     ├── SloError                 (impact.health.slo) an SLO file that cannot be used
+    ├── AccessError              (impact.access.grants) an access file that cannot be used
     ├── AmbiguousModel           (impact.ml.provenance) a model name several models carry
     └── BadNodeId                (impact.marquez.lineage) a Marquez nodeId cannot be parsed
         └── AmbiguousNodeId      … because it names several nodes (400 with the candidates)

@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     api_port: int = 5000
     api_tokens: str | None = None
     """``token:scope`` pairs, comma-separated; scope ``read`` or ``write`` (write includes read)."""
+    access: Path | None = None
+    """The access file (docs/access.md): grants of read and write by namespace and tag, each to
+    its tokens; what a grant may not see is redacted in every answer, never dropped."""
+    audit_dir: Path | None = None
+    """Where the audit log of reads goes (``reads.jsonl``, rotated); default ``audit/`` in the
+    state directory."""
     api_max_page: int = Field(default=500, ge=1)
     api_max_questions: int = Field(default=2, ge=1)
     """Questions one API process has Neo4j answer at once; more wait their turn (up to the query

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
 from api import errors
+from api.access.guard import GRANT, refused_namespace
 from api.deps import READ, AppContext, Depth, G, MLimit, MOffset, Retired, app_context, check_scope
 from api.encode import to_json
 from api.errors import RESPONSES, BadParam
@@ -78,6 +79,11 @@ async def receive(request: Request) -> JSONResponse:
                                      accepted=0, rejected=verdict.rejected, errors=[
                                          f"event {r['index']}: {reason}"
                                          for r in verdict.rejected for reason in r["reasons"]])
+            refused = refused_namespace(request.scope.get(GRANT), written_namespaces(verdict.accepted))
+            if refused is not None:
+                counters.add(status=403)
+                return errors.answer(403, f"the grant {request.scope[GRANT].name!r} may not write "
+                                          f"namespace {refused!r}: nothing was accepted")
             return await _append(found, verdict, rejected_by, request)
     except BodyError as e:
         counters.add(rejected={_REASONS.get(e.status, "invalid_body"): 1}, status=e.status)
@@ -131,6 +137,17 @@ def _wait_loaded(found: AppContext, request: Request) -> float:
     when the request asks with ``Lineage-Wait: loaded``; 0 not to wait."""
     asked = (request.headers.get(WAIT_HEADER) or "").strip().lower() == "loaded"
     return found.settings.ingest_wait or (10.0 if asked else 0.0)
+
+
+def written_namespaces(events: list[dict[str, Any]]) -> set[str]:
+    """The namespaces events write: their jobs', their outputs' and a DatasetEvent's dataset's
+    (what they read is only named, not written)."""
+    found: set[str] = set()
+    for event in events:
+        for part in (event.get("job"), event.get("dataset"), *(event.get("outputs") or ())):
+            if isinstance(part, dict) and isinstance(part.get("namespace"), str):
+                found.add(part["namespace"])
+    return found
 
 
 def _answer(ask: Callable[[], Any]) -> Any:

@@ -53,7 +53,7 @@ def metrics(request: Request) -> PlainTextResponse:
     found = app_context(request)
     return PlainTextResponse(render(found.counters, found.log(), _violations(found),
                                     found.requests, _health(found), _retention(found),
-                                    _erasures(found)),
+                                    _erasures(found), found.audit.snapshot()),
                              media_type="text/plain; version=0.0.4")
 
 

@@ -1,0 +1,289 @@
+"""Access in front of every route (docs/access.md): the caller's grant, its write namespaces, the
+redaction of what it may not see, and the audit of every read.
+
+For a caller whose grant hides something:
+
+* a request that names a hidden namespace, node or column (a query parameter, a Marquez path
+  segment, a ``nodeId``) is served as if the name did not exist: the name is swapped for one no
+  node has before routing, and swapped back in the answer, so the answer (a 404, an empty page) is
+  the one a missing name gets;
+* the answer is redacted (``api.access.redact``): JSON answers node by node, text answers (CSV,
+  Markdown, HTML, Prometheus' format) name by name; headers ``Lineage-Redacted`` (how many nodes
+  and names) and ``Lineage-Redacted-Ask`` (whom to ask) say what was.
+
+A write (any method but GET, HEAD and OPTIONS, except the questions asked by POST) on a Marquez
+path of a namespace the grant does not write is refused with 403 naming it; other writes that name
+no namespace need ``write: ['*']``. Events (``POST /api/v1/lineage``) are checked by their route,
+before anything is logged (``refused_namespace``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, quote, unquote, urlencode
+
+import orjson
+
+from api import errors
+from api.access.audit import Read
+from api.access.hidden import Hidden
+from api.access.redact import (
+    Redaction,
+    answer_keys,
+    drop_hidden_results,
+    redact,
+    redact_text,
+    without_hidden,
+)
+from api.guard import SAFE_METHODS, App, Receive, Scope, Send
+from api.paths import SLASH
+from impact.access.grants import Grant
+
+if TYPE_CHECKING:
+    from api.deps import AppContext
+
+UNAUDITED = frozenset({"/health", "/ready"})
+QUESTIONS_BY_POST = frozenset({"/api/v1/impact/check", "/api/v1/erasure/plan",
+                               "/api/v1/erasure/status"})
+EVENTS = "/api/v1/lineage"
+GRANT = "lineage.grant"
+"""The scope key of the caller's grant (None: a token of LINEAGE_API_TOKENS, or no tokens)."""
+_NAMED_BY = ("name", "dataset", "job")
+
+
+def caller(scope: Scope, found: AppContext) -> tuple[Grant | None, str]:
+    """The caller's grant and who it is, for the audit log."""
+    header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+    kind, _, token = header.decode("latin-1").partition(" ")
+    token = token.strip()
+    if kind.lower() == "bearer" and token:
+        grant = found.access.grant_of(token) if found.access is not None else None
+        if grant is not None:
+            return grant, grant.name
+        return None, "token" if found.tokens.scope_of(token) else "unknown-token"
+    return None, "anonymous" if found.tokens.enabled else "loopback"
+
+
+def refused_namespace(grant: Grant | None, namespaces: set[str]) -> str | None:
+    """The first of ``namespaces`` ``grant`` may not write, if any."""
+    if grant is None:
+        return None
+    return next((ns for ns in sorted(namespaces) if not grant.writes(ns)), None)
+
+
+class AccessGuard:
+    def __init__(self, app: App, found: AppContext,
+                 described: Callable[[], dict[str, Any]]) -> None:
+        self.app, self.found = app, found
+        self._described = described
+        self._keys: frozenset[str] | None = None
+
+    def answer_keys(self) -> frozenset[str]:
+        if self._keys is None:
+            self._keys = answer_keys(self._described())
+        return self._keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in UNAUDITED:
+            await self.app(scope, receive, send)
+            return
+        grant, who = caller(scope, self.found)
+        scope = {**scope, GRANT: grant}
+        method, path = scope.get("method", "GET"), scope.get("path", "")
+        if method not in SAFE_METHODS and path not in QUESTIONS_BY_POST:
+            refusal = self._write_refusal(grant, path)
+            if refusal is not None:
+                await _answer(send, 403, refusal)
+                return
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        if grant is not None and grant.restricted:
+            hidden = await asyncio.to_thread(self.found.hidden.of, grant)
+            status, size, redacted = await self._redacted(scope, receive, send, hidden)
+        else:
+            status, size, redacted = await _measured(self.app, scope, receive, send)
+        self.found.audit.record(Read(
+            who, method, path, scope.get("query_string", b"").decode("latin-1"), status, size,
+            redacted, (time.perf_counter() - started) * 1000))
+
+    def _write_refusal(self, grant: Grant | None, path: str) -> str | None:
+        if grant is None or path == EVENTS:
+            return None
+        parts = path.split("/")
+        if len(parts) > 4 and parts[1:4] == ["api", "v1", "namespaces"]:
+            namespace = parts[4].replace(SLASH, "/")
+            if not grant.writes(namespace):
+                return (f"the grant {grant.name!r} may not write namespace {namespace!r} "
+                        f"(it writes: {', '.join(grant.write) or 'nothing'})")
+            return None
+        if not grant.writes_everything():
+            return (f"the grant {grant.name!r} may not make writes that name no namespace "
+                    "(they need write: ['*'])")
+        return None
+
+    async def _redacted(self, scope: Scope, receive: Receive, send: Send,
+                        hidden: Hidden) -> tuple[int, int, dict[str, int]]:
+        scope, swapped = _swap_hidden_names(scope, hidden)
+        start: MutableMapping[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def keep(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, keep)
+        body = b"".join(chunks)
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        media = next((v for k, v in headers if k.lower() == b"content-type"), b"").decode("latin-1")
+        status = int(start.get("status", 500))
+        body, done = await asyncio.to_thread(_redact_body, body, media, hidden, self.answer_keys(),
+                                             scope.get("path") == "/api/v1/search", status >= 400)
+        back = dict(swapped)
+        if status >= 400:  # an error says back the names it was given, as a missing name's does
+            back.update({hidden.opaque(v): v for v in _given(scope)})
+        for placeholder, original in back.items():  # as the answer's format writes it
+            written = json.dumps(original, ensure_ascii=False)[1:-1] if "json" in media else original
+            body = body.replace(placeholder.encode(), written.encode("utf-8"))
+        headers += [(b"content-length", str(len(body)).encode()),
+                    (b"lineage-redacted", str(done.count).encode())]
+        if done.asks:
+            headers.append((b"lineage-redacted-ask", "; ".join(sorted(done.asks)).encode("utf-8")))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return status, len(body), {**done.nodes, "names": done.names}
+
+
+def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
+                 search: bool, error: bool) -> tuple[bytes, Redaction]:
+    if "json" in media and "ndjson" not in media and body:
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            value = None
+        if value is not None:
+            if search:
+                value = drop_hidden_results(value, hidden)
+            shown, done = redact(value, hidden, keys)
+            return orjson.dumps(without_hidden(shown) if error else shown), done
+    if media.startswith("text/") or "ndjson" in media or "json" in media:
+        text, done = redact_text(body.decode("utf-8", "replace"), hidden)
+        if "ndjson" in media:
+            lines = [redact(orjson.loads(line), hidden, keys) for line in text.splitlines() if line]
+            for _, d in lines:
+                done.nodes.update({k: done.nodes.get(k, 0) + n for k, n in d.nodes.items()})
+                done.names += d.names
+                done.asks |= d.asks
+            text = "".join(orjson.dumps(v).decode() + "\n" for v, _ in lines)
+        return text.encode("utf-8"), done
+    return body, Redaction()
+
+
+def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, str]]:
+    """The request with each hidden name it gives swapped for a placeholder no node has."""
+    swapped: dict[str, str] = {}
+
+    def swap(value: str) -> str:
+        placeholder = f"nothing-{secrets.token_hex(8)}"
+        swapped[placeholder] = value
+        return placeholder
+
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    if query:
+        given = dict(query)
+        namespace = given.get("namespace")
+        renamed: dict[str, str] = {}
+        if namespace is not None and hidden.namespace_hidden(namespace):
+            renamed["namespace"] = swap(namespace)
+        elif namespace is not None:
+            for key in _NAMED_BY:
+                name = given.get(key)
+                if name is not None and hidden.node_hidden(namespace, name):
+                    renamed[key] = swap(name)
+            dataset = given.get("dataset", given.get("name"))
+            column = given.get("column", given.get("field"))
+            if dataset is not None and column is not None and hidden.column_hidden(
+                    namespace, dataset, column):
+                renamed["column" if "column" in given else "field"] = swap(column)
+        node_id = given.get("nodeId")
+        if node_id is not None and _node_id_hidden(node_id, hidden):
+            kind, _, rest = node_id.partition(":")
+            renamed["nodeId"] = f"{kind}:{swap(rest)}"
+        if renamed:
+            query = [(k, renamed.get(k, v)) for k, v in query]
+            scope = {**scope, "query_string": urlencode(query).encode("latin-1")}
+    parts = scope.get("path", "").split("/")
+    if len(parts) > 4 and parts[1:4] == ["api", "v1", "namespaces"]:
+        namespace = parts[4].replace(SLASH, "/")
+        if hidden.namespace_hidden(namespace):
+            parts[4] = swap(namespace)
+        elif len(parts) > 6 and parts[5] in ("datasets", "jobs"):
+            name = parts[6].replace(SLASH, "/")
+            if hidden.node_hidden(namespace, name):
+                parts[6] = swap(name)
+            elif len(parts) > 8 and parts[7] == "fields" and hidden.column_hidden(
+                    namespace, name, unquote(parts[8])):
+                parts[8] = swap(parts[8])
+        path = "/".join(parts)
+        if path != scope["path"]:
+            scope = {**scope, "path": path,
+                     "raw_path": quote(path.replace(SLASH, "/")).encode("latin-1")}
+    return scope, swapped
+
+
+def _given(scope: Scope) -> set[str]:
+    """The names a request gives: its query's values, its path's segments (and their parts)."""
+    found = {v for _, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"))}
+    found |= {p.replace(SLASH, "/") for p in scope.get("path", "").split("/") if p}
+    return found | {part for v in list(found) for part in v.split(":") if part}
+
+
+def _node_id_hidden(node_id: str, hidden: Hidden) -> bool:
+    """Whether a Marquez node id (``dataset:NS:NAME``, ``job:NS:NAME``, ``datasetField:NS:NAME:F``)
+    names a node the grant may not see, for any reading of where its namespace ends."""
+    kind, _, rest = node_id.partition(":")
+    cuts = [i for i, ch in enumerate(rest) if ch == ":"]
+    for i in cuts:
+        namespace, name = rest[:i], rest[i + 1:]
+        if namespace in hidden.namespaces:
+            return True
+        if hidden.namespace_hidden(namespace):
+            continue  # no such namespace: a longer one may be
+        if kind == "datasetField":
+            dataset, _, column = name.rpartition(":")
+            if dataset and hidden.column_hidden(namespace, dataset, column):
+                return True
+        elif hidden.node_hidden(namespace, name):
+            return True
+    return False
+
+
+async def _measured(app: App, scope: Scope, receive: Receive,
+                    send: Send) -> tuple[int, int, dict[str, int]]:
+    status, size = 500, 0
+
+    async def counting(message: MutableMapping[str, Any]) -> None:
+        nonlocal status, size
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+        elif message["type"] == "http.response.body":
+            size += len(message.get("body", b""))
+        await send(message)
+
+    await app(scope, receive, counting)
+    return status, size, {}
+
+
+async def _answer(send: Send, status: int, message: str) -> None:
+    body = json.dumps(errors.body(status, message)).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

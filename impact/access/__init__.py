@@ -1,0 +1,1 @@
+"""Access: which lineage a caller may see and write (``impact.access.grants``)."""

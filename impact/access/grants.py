@@ -1,0 +1,173 @@
+"""The access file (``LINEAGE_ACCESS``, docs/access.md): who may read and write which lineage.
+
+A grant names its callers (API tokens, given as the token or as ``env:VARIABLE``), the namespaces
+they may read and write (shell-style patterns: ``finance.*``, ``postgres://warehouse:5432``,
+``*``), the tags whose columns and datasets they may not see outside their own namespaces
+(``hide_tags``; own: the ``own`` patterns, by default the ``write`` ones), and the file says whom
+to ask about what a caller cannot see (``contacts``, by namespace pattern). A node a grant may not
+see is redacted in every answer, never dropped (docs/graph-model.md, "Access").
+
+Pure: reading the file and deciding visibility of a namespace or a node; the graph's hidden names
+for a grant are read by ``api.access``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hmac
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from graph.errors import LineageError
+from impact.policy.rules import tag_matches
+from impact.user_files import Document, FileProblem, Strict, read_yaml, validate
+
+ANYONE = "*"
+
+
+class AccessError(LineageError, ValueError):
+    """The access file cannot be used; the message says the file, the line and the key."""
+
+
+class _GrantIn(Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    tokens: list[str] = Field(min_length=1)
+    read: list[str] = Field(default_factory=lambda: [ANYONE])
+    write: list[str] = Field(default_factory=list)
+    own: list[str] | None = None
+    hide_tags: list[str] = Field(default_factory=list)
+
+
+class _AccessIn(Strict):
+    grants: list[_GrantIn] = Field(min_length=1)
+    contacts: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What one caller may read and write."""
+
+    name: str
+    tokens: tuple[str, ...]
+    read: tuple[str, ...]
+    write: tuple[str, ...]
+    own: tuple[str, ...]
+    hide_tags: frozenset[str]
+
+    @property
+    def restricted(self) -> bool:
+        """Whether some lineage may be hidden from this grant's callers."""
+        return ANYONE not in self.read or bool(self.hide_tags)
+
+    def reads(self, namespace: str) -> bool:
+        return _matches(self.read, namespace)
+
+    def writes(self, namespace: str) -> bool:
+        return _matches(self.write, namespace)
+
+    def writes_everything(self) -> bool:
+        """Writes that name no namespace (tags, sources, erasure requests) need ``write: ['*']``."""
+        return ANYONE in self.write
+
+    def owns(self, namespace: str) -> bool:
+        return _matches(self.own, namespace)
+
+    def sees(self, namespace: str, tags: Iterable[str] = ()) -> bool:
+        """Whether a node of ``namespace`` carrying ``tags`` is visible to this grant."""
+        if not self.reads(namespace):
+            return False
+        return self.owns(namespace) or not any(tag_matches(hidden, tag) for hidden in self.hide_tags
+                                               for tag in tags)
+
+
+@dataclass(frozen=True)
+class Access:
+    grants: tuple[Grant, ...]
+    contacts: tuple[tuple[str, str], ...]  # (namespace pattern, whom to ask), as written
+
+    def grant_of(self, token: str) -> Grant | None:
+        found = None
+        for grant in self.grants:  # every token compared, in constant time
+            for known in grant.tokens:
+                if hmac.compare_digest(known.encode(), token.encode()):
+                    found = grant
+        return found
+
+    def contact_for(self, namespace: str) -> str | None:
+        """Whom to ask about a node of ``namespace`` (the first pattern that matches)."""
+        return next((who for pattern, who in self.contacts if _match(pattern, namespace)), None)
+
+
+def read_access(path: Path) -> Access:
+    """The access file at ``path``; AccessError saying ``PATH:LINE: KEY: what`` when it is wrong."""
+    try:
+        document = read_yaml(path, "the access file")
+        found = validate(document, _AccessIn)
+        return _access(document, found)
+    except FileProblem as e:
+        raise AccessError(str(e.problem)) from None
+
+
+def _access(document: Document, found: _AccessIn) -> Access:
+    grants, seen_names, seen_tokens = [], set(), set()
+    for i, g in enumerate(found.grants):
+        if g.name in seen_names:
+            raise document.problem(("grants", i, "name"), f"a grant named {g.name!r} is given twice")
+        seen_names.add(g.name)
+        tokens = []
+        for j, given in enumerate(g.tokens):
+            token = _token(document, ("grants", i, "tokens", j), given)
+            if token in seen_tokens:
+                raise document.problem(("grants", i, "tokens", j),
+                                       "this token is given to another grant too")
+            seen_tokens.add(token)
+            tokens.append(token)
+        for key in ("read", "write", "own"):
+            for j, pattern in enumerate(getattr(g, key) or ()):
+                _pattern(document, ("grants", i, key, j), pattern)
+        grants.append(Grant(g.name, tuple(tokens), tuple(g.read), tuple(g.write),
+                            tuple(g.write if g.own is None else g.own), frozenset(g.hide_tags)))
+    for pattern in found.contacts:
+        _pattern(document, ("contacts", pattern), pattern)
+    return Access(tuple(grants), tuple(found.contacts.items()))
+
+
+def _token(document: Document, loc: tuple[str | int, ...], given: str) -> str:
+    if given.startswith("env:"):
+        name = given.removeprefix("env:")
+        token = os.environ.get(name, "")
+        if not token:
+            raise document.problem(loc, f"the environment variable {name} is not set")
+    else:
+        token = given
+    if len(token) < 8:
+        raise document.problem(loc, "a token has at least 8 characters")
+    return token
+
+
+def _pattern(document: Document, loc: tuple[str | int, ...], pattern: str) -> None:
+    if not pattern.strip():
+        raise document.problem(loc, "an empty namespace pattern")
+    try:
+        _compiled(pattern)
+    except re.error as e:
+        raise document.problem(loc, f"{pattern!r} is not a pattern: {e}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern))
+
+
+def _match(pattern: str, namespace: str) -> bool:
+    return _compiled(pattern).match(namespace) is not None
+
+
+def _matches(patterns: Iterable[str], namespace: str) -> bool:
+    return any(_match(p, namespace) for p in patterns)

@@ -1,0 +1,292 @@
+"""Access-controlled lineage against the real server (docs/access.md): a restricted grant asks every
+GET route of the OpenAPI document and no hidden namespace, name, column or facet value is anywhere
+in the bytes of any answer, while the answers' counts equal the unrestricted ones; a hidden name
+asked for is answered as a missing one; search finds nothing hidden; a producer's token may write
+only its namespaces, and what it may not write is not logged; every read is in the audit log and
+counted on /metrics."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.access.audit import read_lines
+from api.app import create_app
+from graph.db import Graph
+from graph.settings import Settings
+from impact.access.grants import AccessError, read_access
+from ingest.log.sqlite import SQLiteLog
+from ingest.worker import Worker
+from tests.helpers import new_run_id, run_event, wait_loaded
+
+pytestmark = pytest.mark.integration
+
+SEEN = "shopns"  # readable, not own: its PII columns are hidden
+VAULT = "vaultns-kestrel"  # not readable at all
+OWN = "ownns"
+MARK = b"kestrel"  # in every hidden string, and in nothing the restricted grant may see
+ADMIN, READER, PRODUCER = "admin-token-0001", "reader-token-0001", "producer-token-01"
+
+ACCESS = f"""\
+contacts:
+  "vaultns-*": finance-data@example.com
+grants:
+  - name: analyst
+    tokens: [{READER}]
+    read: ["{SEEN}", "{OWN}*"]
+    hide_tags: [PII]
+    own: ["{OWN}*"]
+  - name: shop-producer
+    tokens: [{PRODUCER}]
+    read: ["*"]
+    write: ["{OWN}*"]
+"""
+
+RUN_VAULT, RUN_SHOP, RUN_REPORT = new_run_id(), new_run_id(), new_run_id()
+
+
+def _ds(ns: str, name: str, columns: list[str], **facets: Any) -> dict[str, Any]:
+    return {"namespace": ns, "name": name, "facets": {
+        "schema": {"fields": [{"name": c, "type": "STRING", "description": f"the {c}"}
+                              for c in columns]}, **facets}}
+
+
+def _events() -> list[dict[str, Any]]:
+    ledger = _ds(VAULT, "vault.ledger_kestrel", ["iban_kestrel", "amount"],
+                 documentation={"description": "kestrel ledger"},
+                 ownership={"owners": [{"name": "team:finance"}]})
+    users = _ds(SEEN, "raw.users", ["id", "contact_kestrel", "country"],
+                tags={"tags": [{"key": "PII", "value": "true", "field": "contact_kestrel"}]})
+    revenue = _ds(SEEN, "marts.revenue", ["country", "total", "contact_hash"], columnLineage={
+        "fields": {
+            "total": {"inputFields": [{"namespace": VAULT, "name": "vault.ledger_kestrel",
+                                       "field": "amount", "transformations": [
+                                           {"type": "DIRECT", "subtype": "AGGREGATION"}]}]},
+            "country": {"inputFields": [{"namespace": SEEN, "name": "raw.users",
+                                         "field": "country"}]},
+            "contact_hash": {"inputFields": [{"namespace": SEEN, "name": "raw.users",
+                                              "field": "contact_kestrel", "transformations": [
+                                                  {"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                                   "masking": True}]}]}}})
+    report = _ds(VAULT, "vault.report_kestrel", ["total"])
+    board = _ds(SEEN, "dash.board", ["total"])
+    return [
+        run_event("COMPLETE", RUN_VAULT, "vault_load_kestrel", ns=VAULT, outputs=[ledger],
+                  job_facets={"sql": {"query": "insert into vault.ledger_kestrel select 1"}},
+                  run_facets={"kestrelRunFacet": {"note": "kestrel run"}}),
+        run_event("COMPLETE", RUN_SHOP, "shop_enrich", ns=SEEN, time="2024-05-01T03:00:00Z",
+                  inputs=[{"namespace": VAULT, "name": "vault.ledger_kestrel"},
+                          {"namespace": SEEN, "name": "raw.users"}], outputs=[revenue, users]),
+        run_event("COMPLETE", RUN_REPORT, "shop_report", ns=SEEN, time="2024-05-01T04:00:00Z",
+                  inputs=[{"namespace": SEEN, "name": "marts.revenue"}], outputs=[report, board]),
+    ]
+
+
+@pytest.fixture
+def stack(graph: Graph, tmp_path: Path) -> Iterator[tuple[TestClient, SQLiteLog, Path]]:
+    access = tmp_path / "access.yaml"
+    access.write_text(ACCESS, encoding="utf-8")
+    log = SQLiteLog(tmp_path / "events.db")
+    settings = Settings(state_dir=tmp_path / "state", api_tokens=f"{ADMIN}:write",
+                        access=access, api_max_page=50)
+    stop = threading.Event()
+    worker = threading.Thread(target=Worker(graph, log).run, args=(stop, 0.05), daemon=True)
+    worker.start()
+    try:
+        with TestClient(create_app(settings, graph, log), base_url="http://localhost") as client:
+            r = client.post("/api/v1/lineage", json=_events(), headers=_auth(ADMIN))
+            assert r.status_code == 201, r.text
+            wait_loaded(log)
+            yield client, log, tmp_path / "state" / "audit" / "reads.jsonl"
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+PARAMS = {"namespace": SEEN, "name": "marts.revenue", "dataset": "marts.revenue",
+          "column": "total", "nodeId": f"dataset:{SEEN}:marts.revenue", "runId": RUN_SHOP,
+          "run_id": RUN_SHOP, "q": "e", "period": "DAY", "kind": "datasets", "type": "run",
+          "job": "shop_enrich", "source": "none", "version": "none", "tag": "PII"}
+"""A value for each required parameter of a GET route: the visible middle of the pipeline, so
+that every answer reaches the hidden parts upstream and downstream."""
+SPECIAL = {"/api/v1/impact/job": {"name": "shop_enrich"}, "/api/v1/job": {"name": "shop_enrich"},
+           "/api/v1/changes/job": {"name": "shop_enrich"},
+           "/api/v1/provenance/model": {"name": "marts.revenue"},
+           "/api/v1/stats/{kind}": {"kind": "datasets"},
+           "/api/v2beta/search/{kind}": {"kind": "datasets"}}
+FORMATS = {"/api/v1/where": ["json", "csv"], "/api/v1/rerun-plan/run/{run_id}": ["json", "markdown"],
+           "/api/v1/changes/dataset": ["json", "markdown"]}
+
+
+def _gets(client: TestClient) -> list[str]:
+    """Every GET route of the OpenAPI document as a URL, its required parameters filled in."""
+    doc = client.get("/openapi.json", headers=_auth(ADMIN)).json()
+    urls = []
+    for path, ops in doc["paths"].items():
+        op = ops.get("get")
+        if op is None:
+            continue
+        values = {**PARAMS, **SPECIAL.get(path, {})}
+        url, query = path, {}
+        for p in op.get("parameters", []):
+            if p["in"] == "path":
+                url = url.replace("{" + p["name"] + "}", quote(values[p["name"]], safe=""))
+            elif p.get("required"):
+                query[p["name"]] = values[p["name"]]
+        if "{" in url:
+            raise AssertionError(f"no value for a parameter of {path}")
+        for fmt in FORMATS.get(path, [None]):
+            q = {**query, **({"format": fmt} if fmt else {})}
+            urls.append(url + ("?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in q.items())
+                               if q else ""))
+    urls += [f"/api/v1/namespaces/{SEEN}/datasets/marts.revenue",
+             f"/api/v1/namespaces/{SEEN}/jobs/shop_enrich",
+             f"/api/v1/namespaces/{SEEN}/datasets", f"/api/v1/namespaces/{SEEN}/jobs",
+             f"/api/v1/namespaces/{SEEN}/jobs/shop_enrich/runs",
+             f"/api/v1/where?namespace={SEEN}&dataset=raw.users&column=country",
+             "/api/v1/where?tag=PII", f"/api/v1/column-lineage?nodeId=datasetField:{SEEN}:"
+             "marts.revenue:total&withDownstream=true"]
+    return urls
+
+
+def _counts(value: Any) -> Any:
+    """The shape of an answer: every list's length, every key of every object (but facets, which
+    a hidden node's answer leaves out, opaque ids and the redaction's own keys)."""
+    if isinstance(value, dict):
+        return {k: _counts(v) for k, v in value.items()
+                if k not in ("redacted", "ask", "facets", "inputFacets", "outputFacets")
+                and not k.startswith("hidden-")
+                and MARK.decode() not in k and not k.startswith("contact")}
+    if isinstance(value, list):  # in any order: an answer sorted by name sorts opaque ids apart
+        return sorted((_counts(v) for v in value), key=repr)
+    return None
+
+
+def test_no_hidden_name_reaches_a_restricted_caller_and_the_counts_hold(stack: Any) -> None:
+    client, _, audit = stack
+    urls = _gets(client)
+    assert len(urls) > 45
+    redacted_somewhere = 0
+    for url in urls:
+        full = client.get(url, headers=_auth(ADMIN))
+        seen = client.get(url, headers=_auth(READER))
+        assert seen.status_code == full.status_code, (url, seen.text)
+        leaked = [m.start() for m in re.finditer(MARK, seen.content.lower())]
+        assert not leaked, (url, seen.content[max(0, leaked[0] - 80):leaked[0] + 80])
+        redacted_somewhere += int(seen.headers.get("lineage-redacted", "0")) > 0
+        if seen.headers.get("content-type", "").startswith("application/json") and \
+                "/search" not in url:
+            if _counts(seen.json()) != _counts(full.json()):
+                import difflib
+                a = json.dumps(_counts(seen.json()), indent=1, sort_keys=True).splitlines()
+                b = json.dumps(_counts(full.json()), indent=1, sort_keys=True).splitlines()
+                raise AssertionError("\n".join(difflib.unified_diff(b, a, lineterm="", n=2)))
+    assert redacted_somewhere > 20
+    lines = read_lines(audit)
+    assert {line["who"] for line in lines} >= {"analyst", "token"}
+    assert any(line["outcome"] == "redacted" and line["who"] == "analyst" for line in lines)
+
+
+def test_the_blast_radius_counts_what_it_hides_and_says_whom_to_ask(stack: Any) -> None:
+    client, _, _ = stack
+    q = {"namespace": SEEN, "name": "marts.revenue"}
+    full = client.get("/api/v1/impact/dataset", params=q, headers=_auth(ADMIN)).json()
+    seen = client.get("/api/v1/impact/dataset", params=q, headers=_auth(READER))
+    body = seen.json()
+    assert len(body["impacted"]) == len(full["impacted"])
+    hidden = [i for i in body["impacted"] if i.get("redacted")]
+    assert [(i["kind"], i["distance"], i["job"], i["ask"]) for i in hidden] == [
+        (i["kind"], i["distance"], i["job"], "finance-data@example.com") for i in full["impacted"]
+        if i["namespace"] == VAULT]
+    assert all(i["name"].startswith("hidden-") for i in hidden)
+    assert seen.headers["lineage-redacted-ask"] == "finance-data@example.com"
+    # the same hidden node has the same opaque id in every answer
+    lineage = client.get("/api/v1/lineage", params={"nodeId": f"dataset:{SEEN}:marts.revenue"},
+                         headers=_auth(READER)).json()
+    ids = {n["id"] for n in lineage["graph"]}
+    assert {f"dataset:{i['namespace']}:{i['name']}" for i in hidden if i["kind"] == "dataset"} <= ids
+    # the edges still connect: every edge's ends are nodes of the graph
+    assert all(e["origin"] in ids and e["destination"] in ids
+               for n in lineage["graph"] for e in n["inEdges"] + n["outEdges"])
+
+
+def test_a_hidden_name_is_answered_as_a_missing_one(stack: Any) -> None:
+    client, _, _ = stack
+    for hidden, missing in [
+            (f"/api/v1/namespaces/{VAULT}/datasets/vault.ledger_kestrel",
+             f"/api/v1/namespaces/{VAULT}/datasets/vault.nothing_kestrel"),
+            (f"/api/v1/namespaces/{VAULT}", "/api/v1/namespaces/nothingns-kestrel"),
+            (f"/api/v1/impact/dataset?namespace={VAULT}&name=vault.ledger_kestrel",
+             f"/api/v1/impact/dataset?namespace={VAULT}&name=vault.nothing_kestrel"),
+            (f"/api/v1/where?namespace={SEEN}&dataset=raw.users&column=contact_kestrel",
+             f"/api/v1/where?namespace={SEEN}&dataset=raw.users&column=nothing_kestrel"),
+            (f"/api/v1/lineage?nodeId=dataset:{VAULT}:vault.ledger_kestrel",
+             f"/api/v1/lineage?nodeId=dataset:{VAULT}:vault.nothing_kestrel")]:
+        a = client.get(hidden, headers=_auth(READER))
+        b = client.get(missing, headers=_auth(READER))
+        assert a.status_code == b.status_code and a.status_code in (400, 404), (hidden, a.text)
+        assert _shape(a.json()) == _shape(b.json()), (a.text, b.text)
+    found = client.get("/api/v1/search", params={"q": "kestrel"}, headers=_auth(READER)).json()
+    assert found == {"totalCount": 0, "results": []}
+    assert client.get("/api/v1/search", params={"q": "kestrel"},
+                      headers=_auth(ADMIN)).json()["totalCount"] >= 3
+
+
+def _shape(body: Any) -> Any:
+    """An error's words with the names the caller gave taken out."""
+    text = json.dumps(body, sort_keys=True)
+    return re.sub(r"[\w.:/-]*(kestrel|ledger|nothing)[\w.:/-]*", "NAME", text)
+
+
+def test_a_producer_writes_only_its_namespaces(stack: Any) -> None:
+    client, log, _ = stack
+    before = log.last_seq()
+    foreign = run_event("COMPLETE", new_run_id(), "sneaky", ns=OWN,
+                        outputs=[{"namespace": SEEN, "name": "marts.revenue"}])
+    r = client.post("/api/v1/lineage", json=foreign, headers=_auth(PRODUCER))
+    assert r.status_code == 403 and repr(SEEN) in r.json()["message"], r.text
+    assert log.last_seq() == before  # nothing logged
+    r = client.put(f"/api/v1/namespaces/{SEEN}/datasets/raw.users", json={
+        "type": "DB_TABLE", "physicalName": "raw.users", "sourceName": "x"},
+        headers=_auth(PRODUCER))
+    assert r.status_code == 403 and SEEN in r.json()["message"]
+    assert client.put("/api/v1/tags/Finance", json={}, headers=_auth(PRODUCER)).status_code == 403
+    assert log.last_seq() == before
+    own = run_event("COMPLETE", new_run_id(), "load", ns=OWN,
+                    inputs=[{"namespace": SEEN, "name": "marts.revenue"}],
+                    outputs=[{"namespace": OWN, "name": "own.copy"}])
+    assert client.post("/api/v1/lineage", json=own, headers=_auth(PRODUCER)).status_code == 201
+    assert log.last_seq() == before + 1
+    refused = client.get("/api/v1/datasets", headers=_auth("not-a-token-at-all"))
+    assert refused.status_code == 401
+    client.get("/api/v1/namespaces", headers=_auth(READER))
+    metrics = client.get("/metrics", headers=_auth(ADMIN)).text
+    assert re.search(r'^lineage_access_reads_total\{grant="analyst",outcome="redacted"\} [1-9]',
+                     metrics, re.M), metrics
+    assert re.search(r'^lineage_access_reads_total\{grant="unknown-token",outcome="refused"\} 1$',
+                     metrics, re.M)
+
+
+def test_the_access_file_is_checked_with_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "access.yaml"
+    path.write_text("grants:\n  - name: a\n    tokens: [abcdefgh12]\n    reed: ['*']\n")
+    with pytest.raises(AccessError, match=r"access.yaml:4: grants\[0\]\.reed: unknown key"):
+        read_access(path)
+    path.write_text("grants:\n  - name: a\n    tokens: [short]\n")
+    with pytest.raises(AccessError, match=r"access.yaml:3: .*at least 8 characters"):
+        read_access(path)
+    path.write_text("grants:\n  - name: a\n    tokens: [env:LINEAGE_TEST_NO_SUCH_VAR]\n")
+    with pytest.raises(AccessError, match=r":3: .*LINEAGE_TEST_NO_SUCH_VAR is not set"):
+        read_access(path)
