@@ -30,8 +30,10 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 
 
 def render(health: Health, verdicts: list[Verdict], age_s: float,
-           retention: dict[str, Any] | None = None) -> str:
-    """The page; ``retention``: api.services.retention.Figures.as_dict(), or None."""
+           retention: dict[str, Any] | None = None,
+           reads: dict[tuple[str, str], int] | None = None) -> str:
+    """The page; ``retention``: api.services.retention.Figures.as_dict(), or None; ``reads``: the
+    reads of lineage by who and outcome since the API started (api.access.audit)."""
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         "<meta name=viewport content='width=device-width,initial-scale=1'>",
@@ -43,6 +45,7 @@ def render(health: Health, verdicts: list[Verdict], age_s: float,
         _slos(verdicts),
         _ingest(health.ingest),
         _retention(retention),
+        _access(reads or {}),
         _list("Silent jobs", health.offenders.get("silentJobs", []), health,
               "silentJobs", lambda o: (
                   f"<code>{escape(o['job'])}</code> ({escape(o['tier'])}): last event "
@@ -79,6 +82,21 @@ def _retention(found: dict[str, Any] | None) -> str:
             f"detailed lineage since {escape(last['detailedSince'][:10])}, summary since "
             f"{escape(last['summarySince'][:10])}; it folded {last['folded']} runs and removed "
             f"{last['removedEdges']} edges and {last['removedNodes']} nodes</p>")
+
+
+def _access(reads: dict[tuple[str, str], int]) -> str:
+    """Reads by grant and outcome, and the share of unauthorised attempts (401 and 403)."""
+    total = sum(reads.values())
+    if not total:
+        return "<h2>Access</h2><p class=muted>no read since the API started</p>"
+    refused = sum(n for (_, outcome), n in reads.items() if outcome == "refused")
+    rows = "".join(
+        f"<tr><td><code>{escape(who)}</code></td>"
+        + "".join(f"<td>{reads.get((who, o), 0)}</td>" for o in ("served", "redacted", "refused"))
+        + "</tr>" for who in sorted({w for w, _ in reads}))
+    return (f"<h2>Access</h2><p>unauthorised attempts: {refused} of {total} reads "
+            f"({refused / total:.1%}) since the API started</p><table><tr><th>who</th>"
+            f"<th>served</th><th>redacted</th><th>refused</th></tr>{rows}</table>")
 
 
 def _pct(value: float | None) -> str:

@@ -41,7 +41,7 @@ def status(request: Request) -> HTMLResponse:
         retention: dict[str, Any] | None = figures(found.graph(), found.settings).as_dict()
     except LineageError:
         retention = None  # the rest of the page is still served
-    return HTMLResponse(render(health, verdicts, age, retention))
+    return HTMLResponse(render(health, verdicts, age, retention, found.audit.snapshot()))
 
 
 def _current(request: Request) -> tuple[Health, list[Verdict], float, float]:

@@ -23,6 +23,8 @@ from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
 from impact.access.grants import AccessError, read_access
+from impact.policy.rules import read_policies
+from impact.policy.watch import PolicyWatch
 from ingest.log.sqlite import SQLiteLog
 from ingest.worker import Worker
 from tests.helpers import new_run_id, run_event, wait_loaded
@@ -48,6 +50,17 @@ grants:
     tokens: [{PRODUCER}]
     read: ["*"]
     write: ["{OWN}*"]
+"""
+
+POLICIES = f"""\
+version: 1
+rules:
+  - id: ledger-off-dashboards
+    description: The ledger never reaches a dashboard
+    flow:
+      from: {{namespace: "{VAULT}"}}
+      to: {{dataset: "dash.*"}}
+      must: never
 """
 
 RUN_VAULT, RUN_SHOP, RUN_REPORT = new_run_id(), new_run_id(), new_run_id()
@@ -94,9 +107,11 @@ def _events() -> list[dict[str, Any]]:
 def stack(graph: Graph, tmp_path: Path) -> Iterator[tuple[TestClient, SQLiteLog, Path]]:
     access = tmp_path / "access.yaml"
     access.write_text(ACCESS, encoding="utf-8")
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(POLICIES, encoding="utf-8")
     log = SQLiteLog(tmp_path / "events.db")
     settings = Settings(state_dir=tmp_path / "state", api_tokens=f"{ADMIN}:write",
-                        access=access, api_max_page=50)
+                        access=access, api_max_page=50, policies=policies)
     stop = threading.Event()
     worker = threading.Thread(target=Worker(graph, log).run, args=(stop, 0.05), daemon=True)
     worker.start()
@@ -105,6 +120,7 @@ def stack(graph: Graph, tmp_path: Path) -> Iterator[tuple[TestClient, SQLiteLog,
             r = client.post("/api/v1/lineage", json=_events(), headers=_auth(ADMIN))
             assert r.status_code == 201, r.text
             wait_loaded(log)
+            assert PolicyWatch(graph, read_policies(policies)).full().changes  # a violation
             yield client, log, tmp_path / "state" / "audit" / "reads.jsonl"
     finally:
         stop.set()
@@ -178,9 +194,10 @@ def test_no_hidden_name_reaches_a_restricted_caller_and_the_counts_hold(stack: A
     client, _, audit = stack
     urls = _gets(client)
     assert len(urls) > 45
-    redacted_somewhere = 0
+    redacted_somewhere = reaching_hidden = 0
     for url in urls:
         full = client.get(url, headers=_auth(ADMIN))
+        reaching_hidden += MARK in full.content.lower()
         seen = client.get(url, headers=_auth(READER))
         assert seen.status_code == full.status_code, (url, seen.text)
         leaked = [m.start() for m in re.finditer(MARK, seen.content.lower())]
@@ -193,7 +210,23 @@ def test_no_hidden_name_reaches_a_restricted_caller_and_the_counts_hold(stack: A
                 a = json.dumps(_counts(seen.json()), indent=1, sort_keys=True).splitlines()
                 b = json.dumps(_counts(full.json()), indent=1, sort_keys=True).splitlines()
                 raise AssertionError("\n".join(difflib.unified_diff(b, a, lineterm="", n=2)))
-    assert redacted_somewhere > 20
+    assert redacted_somewhere > 20 and reaching_hidden > 20, (redacted_somewhere, reaching_hidden)
+    plan = {"keys": [{"namespace": SEEN, "dataset": "raw.users", "column": "id"}],
+            "personal": ["country"]}
+    change = {"namespace": SEEN, "dataset": "marts.revenue", "columns": ["country"]}
+    for url, body in [("/api/v1/erasure/plan", plan), ("/api/v1/erasure/plan?format=csv", plan),
+                      ("/api/v1/erasure/plan?format=markdown", plan),
+                      ("/api/v1/impact/check", change)]:
+        full = client.post(url, json=body, headers=_auth(ADMIN))
+        assert MARK in full.content.lower(), url  # the answer reaches what the reader may not see
+        seen = client.post(url, json=body, headers=_auth(READER))
+        assert seen.status_code == full.status_code == 200, (url, seen.text)
+        assert MARK not in seen.content.lower(), (url, seen.text)
+        if "format" not in url:
+            assert _counts(seen.json()) == _counts(full.json()), url
+    violations = client.get("/api/v1/policies/violations", headers=_auth(READER)).json()
+    [violation] = violations["violations"]  # from the hidden ledger to a visible dashboard
+    assert violation["source"].startswith("hidden-") and violation["target"] == f"{SEEN}:dash.board"
     lines = read_lines(audit)
     assert {line["who"] for line in lines} >= {"analyst", "token"}
     assert any(line["outcome"] == "redacted" and line["who"] == "analyst" for line in lines)
@@ -277,6 +310,8 @@ def test_a_producer_writes_only_its_namespaces(stack: Any) -> None:
                      metrics, re.M), metrics
     assert re.search(r'^lineage_access_reads_total\{grant="unknown-token",outcome="refused"\} 1$',
                      metrics, re.M)
+    page = client.get("/status", headers=_auth(ADMIN)).text
+    assert re.search(r"unauthorised attempts: 1 of \d+ reads", page), page
 
 
 def test_the_access_file_is_checked_with_the_line(tmp_path: Path) -> None:
