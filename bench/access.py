@@ -3,10 +3,10 @@
 One night of the generated estate (bench.generate) in the bench Neo4j, every tenth table tagged
 ``finance`` and every ``email`` column tagged ``PII`` (DatasetEvents with a tags facet); a real
 ``lineage serve`` with an access file whose grant ``analyst`` hides both tags, and a token of
-``LINEAGE_API_TOKENS`` that sees everything. Each sampled question, of a table the analyst may see, is asked by both tokens, which
-one first alternating from one sample to the next, a round of every question first to warm both
-(the grant's hidden names are read once, then kept); the figures are the client's time per
-request.
+``LINEAGE_API_TOKENS`` that sees everything. Each sampled question, of a table the analyst may
+see, is asked by both tokens, which one first alternating from one sample to the next, after a
+round of every question to warm both (the grant's hidden names are read once, then kept); the
+figures are the client's time per request.
 
     python -m bench.access --datasets 1000                 # S
     python -m bench.access --datasets 10000 --json docs/results/access-m.json   # M
