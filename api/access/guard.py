@@ -51,6 +51,9 @@ UNAUDITED = frozenset({"/health", "/ready"})
 QUESTIONS_BY_POST = frozenset({"/api/v1/impact/check", "/api/v1/erasure/plan",
                                "/api/v1/erasure/status"})
 EVENTS = "/api/v1/lineage"
+INLINE_BYTES = 1 << 20
+"""An answer up to this size is first searched for hidden names on the event loop (one pass in C):
+most answers hold none and go out as they are."""
 GRANT = "lineage.grant"
 """The scope key of the caller's grant (None: a token of LINEAGE_API_TOKENS, or no tokens)."""
 _NAMED_BY = ("name", "dataset", "job")
@@ -93,7 +96,7 @@ class AccessGuard:
             await self.app(scope, receive, send)
             return
         grant, who = caller(scope, self.found)
-        scope = {**scope, GRANT: grant}
+        scope[GRANT] = grant  # in place: the router's "route" must reach the request log outside
         method, path = scope.get("method", "GET"), scope.get("path", "")
         if method not in SAFE_METHODS and path not in QUESTIONS_BY_POST:
             refusal = self._write_refusal(grant, path)
@@ -104,7 +107,9 @@ class AccessGuard:
             return
         started = time.perf_counter()
         if grant is not None and grant.restricted:
-            hidden = await asyncio.to_thread(self.found.hidden.of, grant)
+            hidden = self.found.hidden.kept(grant)
+            if hidden is None:
+                hidden = await asyncio.to_thread(self.found.hidden.of, grant)
             status, size, redacted = await self._redacted(scope, receive, send, hidden)
         else:
             status, size, redacted = await _measured(self.app, scope, receive, send)
@@ -129,7 +134,7 @@ class AccessGuard:
 
     async def _redacted(self, scope: Scope, receive: Receive, send: Send,
                         hidden: Hidden) -> tuple[int, int, dict[str, int]]:
-        scope, swapped = _swap_hidden_names(scope, hidden)
+        asked, swapped = _swap_hidden_names(scope, hidden)
         start: MutableMapping[str, Any] = {}
         chunks: list[bytes] = []
 
@@ -139,13 +144,22 @@ class AccessGuard:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
 
-        await self.app(scope, receive, keep)
+        await self.app(asked, receive, keep)
+        if "route" in asked:  # the path template, for the request log outside
+            scope["route"] = asked["route"]
         body = b"".join(chunks)
         headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
         media = next((v for k, v in headers if k.lower() == b"content-type"), b"").decode("latin-1")
         status = int(start.get("status", 500))
-        body, done = await asyncio.to_thread(_redact_body, body, media, hidden, self.answer_keys(),
-                                             scope.get("path") == "/api/v1/search", status >= 400)
+        if len(body) <= INLINE_BYTES and not hidden.occurs(body.decode("utf-8", "replace")) and \
+                self.found.hidden.current(hidden):
+            # no hidden name in it, and nothing loaded since the names were read (else a node of a
+            # hidden namespace loaded since is found by the walk)
+            done = Redaction()
+        else:
+            body, done = await asyncio.to_thread(
+                _redact_body, body, media, hidden, self.answer_keys(),
+                scope.get("path") == "/api/v1/search", status >= 400)
         back = dict(swapped)
         if status >= 400:  # an error says back the names it was given, as a missing name's does
             back.update({hidden.opaque(v): v for v in _given(scope)})

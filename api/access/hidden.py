@@ -15,7 +15,7 @@ import html
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,7 @@ class Hidden:
     columns: frozenset[tuple[str, str, str]] = frozenset()  # (namespace, dataset, column)
     column_names: frozenset[str] = frozenset()
     namespaces: frozenset[str] = frozenset()
+    position: int = -1  # the worker's position in the log when the names were read
     _automaton: Any = field(default=None, repr=False)
     _opaque: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -78,17 +79,23 @@ class Hidden:
             found = self._opaque[value] = PREFIX + digest[:12]
         return found
 
-    def scan(self, text: str) -> tuple[str, int]:
-        """``text`` with every hidden name in it replaced by its opaque id, and how many were."""
+    def occurs(self, text: str) -> bool:
+        """Whether a hidden name is in ``text`` (one pass, stopping at the first)."""
+        return next(self._matches(text), None) is not None
+
+    def _matches(self, text: str) -> Iterator[tuple[int, int]]:
         if self._automaton is None or not text:
-            return text, 0
-        found: list[tuple[int, int]] = []
+            return
         for end, length in self._automaton.iter(text):
             start = end - length + 1
             if (start > 0 and text[start - 1] in _NAME_CHARS) or (
                     end + 1 < len(text) and text[end + 1] in _NAME_CHARS):
                 continue
-            found.append((start, end + 1))
+            yield start, end + 1
+
+    def scan(self, text: str) -> tuple[str, int]:
+        """``text`` with every hidden name in it replaced by its opaque id, and how many were."""
+        found = list(self._matches(text))
         if not found:
             return text, 0
         # the longest match wins where matches overlap, left to right
@@ -105,7 +112,7 @@ class Hidden:
 
 
 def hidden_from_rows(grant: Grant, access: Access, salt: bytes,
-                     rows: Iterable[dict[str, Any]]) -> Hidden:
+                     rows: Iterable[dict[str, Any]], position: int = -1) -> Hidden:
     """The hidden set of ``grant`` from the rows of ``cypher/access/names.cypher``."""
     nodes: set[tuple[str, str]] = set()
     columns: set[tuple[str, str, str]] = set()
@@ -123,7 +130,7 @@ def hidden_from_rows(grant: Grant, access: Access, salt: bytes,
             if column and not grant.sees(namespace, [tag]):
                 columns.add((namespace, name, column))
     hidden = Hidden(grant, access, salt, frozenset(nodes), frozenset(columns),
-                    frozenset(c for _, _, c in columns), frozenset(namespaces))
+                    frozenset(c for _, _, c in columns), frozenset(namespaces), position)
     strings = namespaces | {n for _, n in nodes} | hidden.column_names
     if strings:
         automaton = ahocorasick.Automaton()
@@ -154,6 +161,20 @@ class HiddenCache:
         self._hidden: dict[str, tuple[int, Hidden]] = {}
         self._generation = 0
 
+    def kept(self, grant: Grant) -> Hidden | None:
+        """The grant's hidden set when it needs no read of the graph, else None (then ``of``)."""
+        with self._lock:
+            found = self._hidden.get(grant.name)
+            rows = self._rows
+            if found is None or rows is None or found[0] != self._generation or \
+                    time.monotonic() - rows[1] >= REFRESH_S:
+                return None
+            return found[1]
+
+    def current(self, hidden: Hidden) -> bool:
+        """Whether the graph holds nothing loaded since ``hidden`` was read."""
+        return self._position() == hidden.position
+
     def of(self, grant: Grant) -> Hidden:
         with self._lock:
             generation = self._refresh()
@@ -161,7 +182,8 @@ class HiddenCache:
             if kept is not None and kept[0] == generation:
                 return kept[1]
             assert self._rows is not None
-            hidden = hidden_from_rows(grant, self.access, self._salt(), self._rows[2])
+            hidden = hidden_from_rows(grant, self.access, self._salt(), self._rows[2],
+                                      self._rows[0])
             self._hidden[grant.name] = (generation, hidden)
             return hidden
 
