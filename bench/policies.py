@@ -167,15 +167,19 @@ def main() -> None:
             load_s.append(time.perf_counter() - t0)
             assert result is not None
             t0 = time.perf_counter()
-            done = watch.after(result.datasets, result.handoffs, result.commands)
+            done = watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
             check_s.append(time.perf_counter() - t0)
             per_batch.append({"events": result.events, "load_seconds": load_s[-1],
                               "check_seconds": check_s[-1], "touched": len(result.datasets),
                               "anchors": done.anchors, "changes": len(done.changes),
-                              "scope_seconds": done.scope_seconds})
+                              "scope_seconds": done.scope_seconds,
+                              "printed": done.printed,
+                              "changed": done.changed,
+                              "print_seconds": done.print_seconds})
             print(f"  batch of {result.events}: load {load_s[-1]:.2f} s, rules "
                   f"{check_s[-1]:.2f} s (scope {done.scope_seconds:.2f} s, {done.anchors} anchors, "
-                  f"{len(done.changes)} changes)", file=sys.stderr)
+                  f"{len(done.changes)} changes, {done.changed} of "
+                  f"{done.printed} printed changed)", file=sys.stderr)
 
         # ingest with the rules watched (on their thread) against without, alternately
         rounds = []
@@ -191,7 +195,8 @@ def main() -> None:
             def offer(result: Any, watching: Watching | None = watching,
                       stop: threading.Event = stop) -> None:
                 if watching is not None:
-                    watching.offer(result.datasets, result.handoffs, result.commands)
+                    watching.offer(result.datasets, result.handoffs, result.commands, result.jobs,
+                                   result.began)
                 if worker.lag() == 0:
                     stop.set()
 

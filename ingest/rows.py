@@ -64,6 +64,12 @@ class Rows:
                       if r[f"{end}Kind"] == "DATASET"}
         return found
 
+    def jobs_named(self) -> set[tuple[str, str]]:
+        """Every job (namespace, name) these rows write or run: the jobs whose edges the batch
+        may have retired or restored (impact.policy.prints)."""
+        return ({(r["namespace"], r["name"]) for r in self.jobs}
+                | {(r["jobNamespace"], r["jobName"]) for r in self.runs})
+
     def handoffs(self) -> set[tuple[str, str]]:
         """The jobs (namespace, name) at an end of an explicit lineage edge: nodes of lineage
         the batch could have joined to others (impact.policy.watch)."""

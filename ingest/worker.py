@@ -110,6 +110,10 @@ class BatchResult:
     """The jobs its explicit lineage joined to others (ingest.rows.Rows.handoffs)."""
     commands: bool = False
     """The batch applied metadata commands (ingest.commands)."""
+    jobs: frozenset[tuple[str, str]] = frozenset()
+    """The jobs its events named (ingest.rows.Rows.jobs_named)."""
+    began: float = 0.0
+    """When its writes began (``time.monotonic()``): they were visible no earlier."""
 
 
 class Worker:
@@ -200,6 +204,7 @@ class Worker:
     def _write(self, pending: _Pending) -> BatchResult:
         started = time.perf_counter()
         entries, report = pending.entries, pending.report
+        began = time.monotonic()
         for prepared in pending.prepared:
             pending.ingester.load(prepared, report)  # DatabaseUnavailable propagates
         if entries[0].kind == "command":
@@ -223,7 +228,8 @@ class Worker:
         return BatchResult(len(entries), report.loaded, report.duplicates, len(report.rejected),
                            seconds, frozenset(d for r in rows for d in r.touched()),
                            frozenset(j for r in rows for j in r.handoffs()),
-                           entries[0].kind == "command")
+                           entries[0].kind == "command",
+                           frozenset(j for r in rows for j in r.jobs_named()), began)
 
     def _adapt(self, events: int, too_large: int, largest_load: int) -> None:
         """After a batch Neo4j refused for its size, shrink the batch bounds to the largest part

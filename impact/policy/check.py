@@ -157,12 +157,17 @@ class Scope:
     have changed); see impact.policy.watch."""
 
     touched: frozenset[tuple[str, str]]
+    """The datasets whose lineage the batch changed (impact.policy.prints)."""
     upstream: frozenset[tuple[str, str]]
     downstream: frozenset[tuple[str, str]]
+    measured: frozenset[tuple[str, str]] = frozenset()
+    """The datasets whose per-run figures (or lineage) the batch changed: a quality rule's."""
 
     def anchors(self, rule: Rule) -> frozenset[tuple[str, str]]:
         """The anchors of ``rule``'s violations the batch may have changed."""
-        if rule.kind in ("metadata", "quality"):
+        if rule.kind == "quality":
+            return self.measured | self.touched
+        if rule.kind == "metadata":
             return self.touched
         return self.downstream if rule.kind == "sources" else self.upstream
 

@@ -36,6 +36,7 @@ from datetime import UTC, date, datetime
 
 from graph.db import Graph
 from impact.policy.check import Scope, check_rule
+from impact.policy.prints import Prints, read_prints
 from impact.policy.rules import Policies
 from impact.policy.violations import ViolationChange, record
 
@@ -57,7 +58,14 @@ class Round:
     changes: list[ViolationChange]
     seconds: float
     scope_seconds: float = 0.0
-    """Of ``seconds``, finding the anchors (the walk up and down from the batch's datasets)."""
+    """Of ``seconds``, finding the anchors: the prints, and the walk up and down from the
+    datasets whose lineage changed."""
+    printed: int = 0
+    """Datasets printed (impact.policy.prints)."""
+    changed: int = 0
+    """Of them (and of the batch's datasets), those whose lineage changed."""
+    print_seconds: float = 0.0
+    """Of ``scope_seconds``, reading the prints."""
 
 
 class PolicyWatch:
@@ -69,10 +77,15 @@ class PolicyWatch:
         self.policies = policies
         self.depth = depth
         self.today = today or (lambda: datetime.now(UTC).date())
+        self.prints = Prints()
+        self._waived = any(rule.waivers for rule in policies.rules)
+        self._day = self.today()
 
     def full(self) -> Round:
         """Every rule on the whole graph; clears what rules no longer in the file left open."""
         started = datetime.now(UTC)
+        self.prints.forget()  # they may describe what the graph no longer is (prints' doc)
+        self._day = self.today()
         results = [check_rule(self.graph, rule, self.depth, self.today())
                    for rule in self.policies.rules]
         stored = {r["rule"] for r in self.graph.read("policies/open_violations", rules=None,
@@ -82,28 +95,46 @@ class PolicyWatch:
         return Round(len(results), None, changes, _since(started))
 
     def after(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
-              commands: bool = False) -> Round:
-        """What a batch that touched ``datasets`` and hand-off jobs ``handoffs`` (or applied
-        metadata ``commands``) changed."""
-        if commands:
-            return self.full()
+              commands: bool = False, jobs: Iterable[tuple[str, str]] = (),
+              unsure: bool = False) -> Round:
+        """What a batch that touched ``datasets`` with ``jobs``, and hand-off jobs ``handoffs``
+        (or applied metadata ``commands``), changed. ``unsure``: some of it was loaded while the
+        previous check ran, so every dataset printed counts as changed, whatever its print."""
+        if commands or (self._waived and self.today() != self._day):
+            return self.full()  # a command can select sources anywhere; a waiver may expire
         started = datetime.now(UTC)
-        touched, jobs = frozenset(datasets), frozenset(handoffs)
-        if not touched and not jobs:
+        touched, hands = frozenset(datasets), frozenset(handoffs)
+        if not touched and not hands:
             return Round(0, 0, [], 0.0)
-        [row] = self.graph.read("policies/scope", datasets=[
-            {"namespace": ns, "name": name} for ns, name in sorted(touched)], jobs=[
-            {"namespace": ns, "name": name} for ns, name in sorted(jobs)])
-        scope = Scope(touched, frozenset((d["namespace"], d["name"]) for d in row["upstream"]),
-                      frozenset((d["namespace"], d["name"]) for d in row["downstream"]))
+        now = read_prints(self.graph, touched, jobs)
+        found = self.prints.compare(touched, now)
+        changed = found.lineage
+        if hands or unsure:  # lineage joined through jobs (not in the prints), or a check that
+            changed |= touched | now.keys()  # may have seen part of the batch
+        measured = found.measured | changed
+        printed = _since(started)
+        scope = Scope(changed, frozenset(), frozenset(), measured)
+        if changed or hands:
+            [row] = self.graph.read("policies/scope", datasets=[
+                {"namespace": ns, "name": name} for ns, name in sorted(changed)], jobs=[
+                {"namespace": ns, "name": name} for ns, name in sorted(hands)])
+            scope = Scope(changed, frozenset((d["namespace"], d["name"]) for d in row["upstream"]),
+                          frozenset((d["namespace"], d["name"]) for d in row["downstream"]),
+                          measured)
         scoped = _since(started)
         checks = []
         for rule in self.policies.rules:
-            within = scope.anchors(rule)
-            checks.append((check_rule(self.graph, rule, self.depth, self.today(), within), within))
-        changes = record(self.graph, checks, started)
+            if within := scope.anchors(rule):
+                checks.append((check_rule(self.graph, rule, self.depth, self.today(), within),
+                               within))
+        changes = record(self.graph, checks, started) if checks else []
+        if restated := sorted(f"{ns}:{name}" for ns, name in touched - changed):
+            self.graph.write([("policies/seen_again", {"anchors": restated,
+                                                        "at": started.isoformat()})])
+        self.prints.keep(touched, now)
         anchors = sum(len(within) for _, within in checks)
-        return Round(len(self.policies.rules), anchors, changes, _since(started), scoped)
+        return Round(len(checks), anchors, changes, _since(started), scoped, len(now),
+                     len(changed), printed)
 
 
 def _since(started: datetime) -> float:
@@ -128,6 +159,10 @@ class Watching:
     _offered: float = 0.0
     _since: float = 0.0  # when the oldest batch not yet checked was offered
     _handoffs: set[tuple[str, str]] = field(default_factory=set)
+    _jobs: set[tuple[str, str]] = field(default_factory=set)
+    _unsure: bool = False  # a batch was loaded while a check ran (see offer)
+    _checking: bool = False  # a check is running
+    _checked_until: float = 0.0  # when the last check ended (time.monotonic())
     _commands: bool = False
     _full: bool = True
     _wake: threading.Condition = field(default_factory=threading.Condition)
@@ -140,14 +175,21 @@ class Watching:
         return self
 
     def offer(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
-              commands: bool = False) -> None:
-        """A batch was loaded: check what it touched (soon, on the watching thread)."""
+              commands: bool = False, jobs: Iterable[tuple[str, str]] = (),
+              began: float | None = None) -> None:
+        """A batch was loaded (its writes ``began`` at that ``time.monotonic()``; None: before
+        any check): check what it touched (soon, on the watching thread). A batch a check may
+        have seen part of (loaded while it ran) counts as changing every dataset it touched:
+        the prints that check keeps may be of neither state (impact.policy.prints)."""
         with self._wake:
             self._offered = time.monotonic()
             if not self._work():
                 self._since = self._offered
             self._pending.update(datasets)
+            if self._checking or (began is not None and began < self._checked_until):
+                self._unsure = True
             self._handoffs.update(handoffs)
+            self._jobs.update(jobs)
             self._commands = self._commands or commands
             self._idle.clear()
             self._wake.notify()
@@ -179,23 +221,32 @@ class Watching:
                         break
                 full, commands = self._full, self._commands
                 pending, handoffs = self._pending, self._handoffs
+                jobs, unsure = self._jobs, self._unsure
                 self._full, self._commands = False, False
-                self._pending, self._handoffs = set(), set()
+                self._pending, self._handoffs, self._jobs, self._unsure = set(), set(), set(), False
+                self._checking = True
             if self._stop.is_set():
                 return
             try:
                 done = (self.watch.full() if full
-                        else self.watch.after(pending, handoffs, commands))
+                        else self.watch.after(pending, handoffs, commands, jobs, unsure))
             except Exception as e:  # Neo4j away, or a bug: say it, keep the batches, go on
                 log.warning("checking the policy rules failed (%s); trying again in %.0f s",
                             e, self.retry_seconds)
                 with self._wake:
+                    self._checking = False
+                    self._checked_until = time.monotonic()
                     self._full = self._full or full
                     self._commands = self._commands or commands
                     self._pending |= pending
                     self._handoffs |= handoffs
+                    self._jobs |= jobs
+                    self._unsure = self._unsure or unsure
                 self._stop.wait(self.retry_seconds)
                 continue
+            with self._wake:
+                self._checking = False
+                self._checked_until = time.monotonic()
             self.rounds += 1
             if self.busy_share < 1:
                 not_before = time.monotonic() + done.seconds * (1 / self.busy_share - 1)

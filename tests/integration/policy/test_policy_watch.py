@@ -9,11 +9,12 @@ import http.server
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
 import time
-from datetime import date
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ MORE_RULES = """
     sources: {sinks: {dataset: "dashboards.*"}, allow: {dataset: raw.orders}}
   - id: marts-documented
     metadata: {datasets: {tag: tier:critical}, require: [owner, description]}
+  - id: copied-email-masked
+    flow: {from: {dataset: src, column: email}, to: {dataset: dst}, must: masked}
 """
 
 
@@ -56,10 +59,30 @@ def _policies() -> Policies:
     return parse_policies(text, "watched.yaml")
 
 
+def _restated(events: list[dict[str, Any]], days: int) -> list[dict[str, Any]]:
+    """``events`` again ``days`` later, as the next nights' runs: new run ids (the same for a
+    run's START and COMPLETE, and for a parent and its children), the same lineage."""
+    ids: dict[str, str] = {}
+    later = []
+    for event in events:
+        text = json.dumps(event)
+        for run_id in re.findall(r'"runId": "([0-9a-f-]{36})"', text):
+            ids.setdefault(run_id, new_run_id())
+            text = text.replace(run_id, ids[run_id])
+        again = json.loads(text)
+        at = datetime.fromisoformat(again["eventTime"].replace("Z", "+00:00"))
+        again["eventTime"] = (at + timedelta(days=days)).isoformat().replace("+00:00", "Z")
+        later.append(again)
+    return later
+
+
 def _entries() -> list[dict[str, Any]]:
-    """The shop's events, events that place some of it in regions and send EU data to a US
-    table, and tags set through the API (commands) on the way."""
-    events = [json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()]
+    """The shop's events and its next night's (the same lineage), events that place some of it
+    in regions and send EU data to a US table, a copy that is raw, then masked, then raw again,
+    and tags set through the API (commands) on the way."""
+    shop = [json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()]
+    events = shop + _restated(shop, 1)
+    events += [_copy_email(day, masking=day == 2) for day in (1, 2, 3)]
     events.append(run_event("COMPLETE", new_run_id(), "ship_us", ns="shop-nightly", inputs=[
         dataset("marts.revenue_by_country", WH)], outputs=[dataset(
             "us.revenue_copy", WH, tags={"tags": [{"key": "region", "value": "us"}]})]))
@@ -102,6 +125,49 @@ def test_after_every_batch_the_stored_violations_are_a_full_checks(
             "dashboards-from-orders", "marts-documented"} <= found, found
 
 
+def test_a_night_that_restates_the_lineage_checks_nothing_again(graph: Graph,
+                                                                 tmp_path: Path) -> None:
+    """The shop loaded and checked, then its next night's runs (the same lineage): the check
+    after that batch prints its datasets, finds none changed and checks no rule, and each
+    open violation anchored at a dataset the night touched is last seen then; a night that
+    changes one job's lineage is checked for what that job touched."""
+    shop = [json.loads(line) for line in SHOP.read_text().splitlines() if line.strip()]
+    policies = _policies()
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append(shop)
+    worker = Worker(graph, log, batch=1000)
+    watch = PolicyWatch(graph, policies, today=lambda: DAY)
+    first = worker.run_once()
+    assert first is not None
+    watch.full()
+    # the first batch after a full check has no prints to compare with: all of it is checked
+    assert watch.after(first.datasets, first.handoffs, first.commands, first.jobs).changed > 0
+    before = {r["key"]: r["lastSeen"] for r in graph.read("policies/violations", rule=None,
+              dataset=None, severity=None, state="open", limit=1000, offset=0)[0]["violations"]}
+    assert before and _stored(graph) == _full(graph, policies)
+    log.append(_restated(shop, 2))
+    night = worker.run_once()
+    assert night is not None and night.loaded == len(shop)
+    done = watch.after(night.datasets, night.handoffs, night.commands, night.jobs)
+    assert (done.changed, done.rules, done.anchors, done.changes) == (0, 0, 0, [])
+    assert done.printed >= len(night.datasets) > 0
+    after = {r["key"]: r["lastSeen"] for r in graph.read("policies/violations", rule=None,
+             dataset=None, severity=None, state="open", limit=1000, offset=0)[0]["violations"]}
+    assert after.keys() == before.keys() and any(after[k] > before[k] for k in after)
+    assert _stored(graph) == _full(graph, policies)
+    # the night after, one job starts masking: only what it touched is checked again
+    log.append([run_event("COMPLETE", new_run_id(), "ml_user_features", ns="shop-nightly",
+                          time="2024-06-05T02:34:00Z",
+                          inputs=[dataset("raw.users", WH), dataset("raw.orders", WH)],
+                          outputs=[dataset("ml.user_features", WH, columns=["email"], lineage={
+                              "email": [("raw.users", "email", "DIRECT", "MASKED")]})])])
+    changed = worker.run_once()
+    assert changed is not None
+    done = watch.after(changed.datasets, changed.handoffs, changed.commands, changed.jobs)
+    assert 0 < done.changed <= done.printed and done.rules > 0
+    assert _stored(graph) == _full(graph, policies)
+
+
 def _watched_in_random_batches(graph: Graph, log: SQLiteLog, policies: Policies,
                                chance: random.Random, fewest: int, most: int) -> int:
     """Load ``log`` in batches of random sizes, the rules kept checked after each, and compare
@@ -117,7 +183,7 @@ def _watched_in_random_batches(graph: Graph, log: SQLiteLog, policies: Policies,
         if result is None:
             return batches
         batches += 1
-        watch.after(result.datasets, result.handoffs, result.commands)
+        watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
         assert _stored(graph) == _full(graph, policies), f"after batch {batches}"
 
 
@@ -136,7 +202,7 @@ rules:
         log.append([event])
         result = worker.run_once()
         assert result is not None and result.loaded == 1
-        round_ = watch.after(result.datasets, result.handoffs, result.commands)
+        round_ = watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
         changes.extend(round_.changes)
 
     changes: list[Any] = []
@@ -376,7 +442,7 @@ rules:
         log.append([event])
         result = worker.run_once()
         assert result is not None and result.loaded == 1
-        changes.extend(watch.after(result.datasets, result.handoffs, result.commands).changes)
+        changes.extend(watch.after(result.datasets, result.handoffs, result.commands, result.jobs).changes)
 
     watch.full()
     load(_copy_email(1, masking=False))
@@ -423,7 +489,7 @@ rules:
 
     def on_batch(result: Any) -> None:
         applied.append(result.commands)
-        watch.after(result.datasets, result.handoffs, result.commands)
+        watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
 
     api = TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
                      client=("127.0.0.1", 40001))
