@@ -167,7 +167,7 @@ def main() -> None:
             load_s.append(time.perf_counter() - t0)
             assert result is not None
             t0 = time.perf_counter()
-            done = watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
+            done = watch.after(result)
             check_s.append(time.perf_counter() - t0)
             per_batch.append({"events": result.events, "load_seconds": load_s[-1],
                               "check_seconds": check_s[-1], "touched": len(result.datasets),
@@ -195,8 +195,7 @@ def main() -> None:
             def offer(result: Any, watching: Watching | None = watching,
                       stop: threading.Event = stop) -> None:
                 if watching is not None:
-                    watching.offer(result.datasets, result.handoffs, result.commands, result.jobs,
-                                   result.began)
+                    watching.offer(result)
                 if worker.lag() == 0:
                     stop.set()
 

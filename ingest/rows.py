@@ -64,6 +64,30 @@ class Rows:
                       if r[f"{end}Kind"] == "DATASET"}
         return found
 
+    def unprinted(self) -> set[tuple[str, str]]:
+        """The datasets these rows give lineage that neither a dataset's nor a job's print tells
+        (impact.policy.prints): explicit and declared lineage (the lineage facets), job-less
+        column lineage (a DatasetEvent's), fields a job makes from nothing, symlinks and renames.
+        A job's declaration counts for every dataset the rows touch."""
+        if any(r["kind"] == "job" for r in self.declarations):
+            return self.touched()
+        found = {(r["namespace"], r["name"]) for r in self.declarations}
+        for r in self.column_edges:
+            if r.get("declared") is not None or r.get("explicit") or not r["jobName"]:
+                found |= {(r["outNamespace"], r["outDataset"]), (r["inNamespace"], r["inDataset"])}
+        for r in self.dataset_edges:
+            if r.get("declared") is not None or r.get("explicit") or not r["jobName"]:
+                found |= {(r["outNamespace"], r["outDataset"]), (r["inNamespace"], r["inName"])}
+        for r in self.flows:
+            found |= {(r[f"{end}Namespace"], r[f"{end}Name"]) for end in ("out", "in")
+                      if r[f"{end}Kind"] == "DATASET"}
+        found |= {(r["outNamespace"], r["outDataset"]) for r in self.produced}
+        for r in self.symlinks:
+            found |= {(r["namespace"], r["name"]), (r["aliasNamespace"], r["aliasName"])}
+        for r in self.renames:
+            found |= {(r["namespace"], r["name"]), (r["oldNamespace"], r["oldName"])}
+        return found
+
     def jobs_named(self) -> set[tuple[str, str]]:
         """Every job (namespace, name) these rows write or run: the jobs whose edges the batch
         may have retired or restored (impact.policy.prints)."""

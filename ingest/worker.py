@@ -114,6 +114,8 @@ class BatchResult:
     """The jobs its events named (ingest.rows.Rows.jobs_named)."""
     began: float = 0.0
     """When its writes began (``time.monotonic()``): they were visible no earlier."""
+    unprinted: frozenset[tuple[str, str]] = frozenset()
+    """Datasets it gave lineage no print tells (ingest.rows.Rows.unprinted)."""
 
 
 class Worker:
@@ -229,7 +231,8 @@ class Worker:
                            seconds, frozenset(d for r in rows for d in r.touched()),
                            frozenset(j for r in rows for j in r.handoffs()),
                            entries[0].kind == "command",
-                           frozenset(j for r in rows for j in r.jobs_named()), began)
+                           frozenset(j for r in rows for j in r.jobs_named()), began,
+                           frozenset(d for r in rows for d in r.unprinted()))
 
     def _adapt(self, events: int, too_large: int, largest_load: int) -> None:
         """After a batch Neo4j refused for its size, shrink the batch bounds to the largest part

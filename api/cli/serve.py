@@ -125,8 +125,7 @@ def worker_cmd(
 
             def on_batch(result: BatchResult) -> None:
                 if watching is not None:
-                    watching.offer(result.datasets, result.handoffs, result.commands, result.jobs,
-                                   result.began)
+                    watching.offer(result)
 
             with contextlib.suppress(KeyboardInterrupt):
                 worker.run(stop, settings.worker_poll, on_batch)

@@ -1,51 +1,48 @@
-// Answers: what the policy rules read of each dataset, as it is now, for the watch to tell a
-// batch that changed a dataset's lineage from one that only restated it (impact.policy.prints):
-// its properties and its columns' (times, stamps, facets as sent and per-run statistics left
-// out), every edge of it and of its columns (a run's READ and WROTE left out) with the other
-// end and the edge's properties (times and run ids left out), and for a job that writes it,
-// whether that job reads anything current (what makes the dataset derived); apart, the figures a
-// quality rule reads.
-// Param $datasets: the datasets, a list of {namespace, name}
-// Param $jobs: jobs whose datasets (each it reads or writes, retired or not) are printed too, a list of {namespace, name}
-// Returns: namespace, name, props, edges, columns, stats
+// Answers: what the policy rules read of some datasets and jobs, as it is now, for the watch to
+// tell a batch that changed lineage from one that only restated it (impact.policy.prints). Of a
+// dataset: the properties the rules read (names, tags, owners, description, schema, a soft
+// delete) and, apart, the figures a quality rule reads. Of a job: its current column lineage
+// (its digest: docs/graph-model.md, "Repeated schemas and column lineage"), every dataset it
+// reads or writes, retired or not, and, when it stated several lineages or has retired edges
+// (then the digest does not tell its edges), its lineage edges.
+// Param $datasets: the datasets, a list of {namespace, name}, or null for every dataset
+// Param $jobs: the jobs, a list of {namespace, name}, or null for every job
+// Returns: kind ('dataset' or 'job'), namespace, name, print (a list), stats (a dataset's figures), datasets (a job's, each [namespace, name])
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'raw.users'}]
-// :param jobs => []
+// :param jobs => [{namespace: 'shop-nightly', name: 'clean_users'}]
 CALL () {
-  UNWIND $datasets AS one
-  MATCH (d:Dataset {namespace: one.namespace, name: one.name})
-  RETURN d
+  WITH * WHERE $datasets IS NULL
+  MATCH (d:Dataset) RETURN d
   UNION
-  UNWIND $jobs AS one
-  MATCH (:Job {namespace: one.namespace, name: one.name})-[:READS|WRITES]->(d:Dataset)
-  RETURN d
+  UNWIND coalesce($datasets, []) AS one
+  MATCH (d:Dataset {namespace: one.namespace, name: one.name}) RETURN d
 }
-WITH d, ['firstSeen', 'lastSeen', 'events', 'declarations', 'takenAt', 'schemaSince',
-         'schemaLastSeen', 'rowCount', 'bytes', 'version', 'metricsRowCount', 'columnMetrics',
-         'assertions', 'failedAssertions', 'lifecycleState', 'writtenFirstSeen',
-         'writtenLastSeen', 'writtenTypes', 'runId', 'lastRunId', 'retiredAt'] AS passing,
-        ['@', 'facet.', 'inputFacet.', 'outputFacet.', 'summary.'] AS prefixes
-RETURN d.namespace AS namespace, d.name AS name,
-       [k IN keys(d) WHERE NOT k IN passing AND NONE(p IN prefixes WHERE k STARTS WITH p)
-        | [k, d[k]]] AS props,
-       COLLECT {
-         MATCH (d)-[r]-(o) WHERE NOT type(r) IN ['READ', 'WROTE', 'HAS_COLUMN']
-         RETURN [type(r), startNode(r) = d, o.namespace, coalesce(o.dataset, ''), o.name,
-                 [k IN keys(r) WHERE NOT k IN passing AND NONE(p IN prefixes WHERE k STARTS WITH p)
-                  | [k, r[k]]],
-                 CASE WHEN type(r) = 'WRITES'
-                      THEN EXISTS { (o)-[x:READS]->(:Dataset) WHERE x.retired IS NULL } END]
-       } AS edges,
-       COLLECT {
-         MATCH (d)-[:HAS_COLUMN]->(c:Column)
-         RETURN [c.name,
-                 [k IN keys(c) WHERE NOT k IN passing AND NONE(p IN prefixes WHERE k STARTS WITH p)
-                  | [k, c[k]]],
-                 COLLECT {
-                   MATCH (c)-[r]-(o) WHERE type(r) <> 'HAS_COLUMN'
-                   RETURN [type(r), startNode(r) = c, o.namespace, coalesce(o.dataset, ''), o.name,
-                           [k IN keys(r) WHERE NOT k IN passing
-                                          AND NONE(p IN prefixes WHERE k STARTS WITH p)
-                            | [k, r[k]]]]
-                 }]
-       } AS columns,
-       [d.rowCount, d.metricsRowCount, d.columnMetrics] AS stats
+RETURN 'dataset' AS kind, d.namespace AS namespace, d.name AS name,
+       [d.tags, d.fieldTags, d.owners, d.description, d.schemaDigest, d.schemaColumns,
+        d.deleted IS NOT NULL, d.datasetType] AS print,
+       [d.rowCount, d.metricsRowCount, d.columnMetrics] AS stats, [] AS datasets
+UNION ALL
+CALL () {
+  WITH * WHERE $jobs IS NULL
+  MATCH (j:Job) RETURN j
+  UNION
+  UNWIND coalesce($jobs, []) AS one
+  MATCH (j:Job {namespace: one.namespace, name: one.name}) RETURN j
+}
+WITH j, coalesce(j.lineageVaried, false) OR coalesce(j.hasRetired, false) AS unsettled,
+     COLLECT { MATCH (j)-[e:READS|WRITES]->(d:Dataset)
+               RETURN [type(e), d.namespace, d.name, e.retired IS NOT NULL] } AS io
+// an unsettled job's lineage edges themselves, current or retired, dataset and column
+WITH j, unsettled, io, CASE WHEN unsettled THEN COLLECT {
+       MATCH (j)-[:WRITES]->(o:Dataset)-[e:DERIVED_FROM]->(i:Dataset)
+       WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
+       RETURN [o.namespace, o.name, '', i.namespace, i.name, '', e.coarse, e.retired IS NOT NULL] AS edge
+       UNION ALL
+       MATCH (j)-[:WRITES]->(o:Dataset)-[:HAS_COLUMN]->(c:Column)-[e:DERIVED_FROM]->(i:Column)
+       WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
+       RETURN [o.namespace, o.name, c.name, i.namespace, i.dataset, i.name,
+               [e.type, e.subtype, e.masking], e.retired IS NOT NULL] AS edge } END AS lineage
+RETURN 'job' AS kind, j.namespace AS namespace, j.name AS name,
+       [j.lineageDigest, unsettled, coalesce(j.explicitLineage, false),
+        coalesce(j.handoff, false), j.deleted IS NOT NULL, lineage, io] AS print,
+       null AS stats, [x IN io | [x[1], x[2]]] AS datasets

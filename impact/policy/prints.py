@@ -2,27 +2,29 @@
 (impact.policy.watch): a run that restates yesterday's lineage changes nothing, and checking the
 rules again for the datasets it touched would only find what is stored.
 
-A dataset's **print** is a digest of what any rule reads of it (``cypher/policies/prints.cypher``):
-its properties and its columns', every edge of it and of its columns with the other end (column
-lineage with its transformation and masking, dataset lineage, a job's reads and writes, current
-or retired, symlinks, tags set through the API), and whether each job that writes it reads
-anything current. Left out is what changes run by run and no rule but ``quality`` reads: times,
-stamps, run ids, the facets as sent (what the rules read of them is lifted into properties), and
-the per-run figures (row counts, metrics, assertions), which make a second digest, the
-**measure**, for the quality rules.
+The rules read, of a dataset, its names, tags, owners, description, schema and whether it was
+deleted, and the lineage edges around it; a ``quality`` rule reads its figures too. Nearly every
+edge is a job's, and what a job's edges are is already kept as a digest: a job's current column
+lineage is one version (docs/graph-model.md, "Repeated schemas and column lineage"), and while
+the job has stated only one and retired nothing, its edges are exactly that version's with the
+dataset edges its reads and writes imply. So a **print** (``cypher/policies/prints.cypher``) is:
 
-A rule's answer for an anchor depends only on the lineage of the datasets on its paths; a path
-changes only where a dataset's print does. So a batch whose datasets all print as they did when
-last seen changes no rule's answer, and the rules are checked again only for the datasets whose
-print changed (and those up- and downstream of them). Printed with the datasets a batch touched
-are all those its jobs read or write, retired or not: the loader may retire or restore an edge of
-a job between a dataset of an earlier run and one of this batch (docs/graph-model.md, "Current
-and retired lineage"), and the dataset of the earlier run must be printed for that to show.
+* of a dataset, a digest of those properties, and apart its **measure**, of the figures;
+* of a job, a digest of its lineage version and of every dataset it reads or writes, retired or
+  not; of a job that stated several lineages or has retired edges (**unsettled**: the version
+  does not tell which of its edges are current), of its lineage edges too.
+
+After a batch, the datasets whose lineage changed are those whose print changed, with every
+dataset of a job whose print changed, and the datasets the batch gave
+lineage that belongs to no job's version (ingest.rows.Rows.unprinted: the lineage facets,
+symlinks, renames). A rule's answer for an anchor depends only on the lineage on its paths, so
+the rules are checked again only for those datasets and what lies up- and downstream of them.
 
 The prints are kept in memory, most recently seen last, at most ``most`` of them (as
-ingest.load.SeenCurrent keeps versions); a dataset with no print kept counts as changed. A full
-check forgets them all: it read the graph as it was then, and a print taken before it may
-describe a state it no longer stores (a soft delete, then an event that names the dataset again).
+ingest.load.SeenCurrent keeps versions); a dataset or job with no print kept counts as changed.
+A full check replaces them all with the graph's, read just before it: a print kept from before
+may describe a state the check no longer stores (a soft delete, then an event that names the
+dataset again).
 """
 
 from __future__ import annotations
@@ -36,47 +38,59 @@ from typing import Any
 from graph.db import Graph
 
 Key = tuple[str, str]
-STARTS_PER_QUERY = 2_000
-"""Datasets printed per query: a batch of the L estate touches about a thousand."""
+STARTS_PER_QUERY = 5_000
+"""Datasets (and jobs) printed per query."""
+
+
+@dataclass(frozen=True, slots=True)
+class Print:
+    lineage: int
+    """The digest of what every rule but ``quality`` reads."""
+    measure: int = 0
+    """The digest of the per-run figures a ``quality`` rule reads (a dataset's)."""
 
 
 @dataclass(frozen=True)
-class Print:
-    lineage: bytes
-    """The digest of what every rule but ``quality`` reads."""
-    measure: bytes
-    """The digest of the per-run figures a ``quality`` rule reads."""
+class Printed:
+    """The prints of a batch's datasets and jobs, as the graph is now."""
+
+    datasets: dict[Key, Print]
+    jobs: dict[Key, Print]
+    of_job: dict[Key, frozenset[Key]]
+    """Each job's datasets (read or written, retired or not)."""
 
 
-def read_prints(graph: Graph, datasets: Iterable[Key], jobs: Iterable[Key] = ()
-                ) -> dict[Key, Print]:
-    """The prints of ``datasets`` and of every dataset ``jobs`` read or write, as the graph is
-    now; a dataset not in the graph has none."""
-    named = sorted(set(datasets))
-    by_job = sorted(set(jobs))
-    found: dict[Key, Print] = {}
-    for i in range(0, max(len(named), len(by_job), 1), STARTS_PER_QUERY):
-        part = named[i:i + STARTS_PER_QUERY]
-        of_jobs = by_job[i:i + STARTS_PER_QUERY]
-        if not part and not of_jobs:
-            break
-        for row in graph.read("policies/prints",
-                              datasets=[{"namespace": ns, "name": n} for ns, n in part],
-                              jobs=[{"namespace": ns, "name": n} for ns, n in of_jobs]):
-            found[(row["namespace"], row["name"])] = Print(
-                _digest([sorted(map(repr, row["props"])), sorted(map(repr, row["edges"])),
-                         sorted(_column(c) for c in row["columns"])]),
-                _digest(row["stats"]))
+def read_prints(graph: Graph, datasets: Iterable[Key] | None,
+                jobs: Iterable[Key] | None = ()) -> Printed:
+    """The prints of ``datasets`` and ``jobs`` (None: of every one in the graph); one not in
+    the graph has none."""
+    if datasets is None or jobs is None:
+        return _printed(graph.read("policies/prints", datasets=None, jobs=None))
+    named, by_job = sorted(set(datasets)), sorted(set(jobs))
+    rows: list[dict[str, Any]] = []
+    for i in range(0, max(len(named), len(by_job)), STARTS_PER_QUERY):
+        rows += graph.read("policies/prints", datasets=[
+            {"namespace": ns, "name": n} for ns, n in named[i:i + STARTS_PER_QUERY]], jobs=[
+            {"namespace": ns, "name": n} for ns, n in by_job[i:i + STARTS_PER_QUERY]])
+    return _printed(rows)
+
+
+def _printed(rows: Iterable[dict[str, Any]]) -> Printed:
+    found = Printed({}, {}, {})
+    for row in rows:
+        key = (row["namespace"], row["name"])
+        if row["kind"] == "dataset":
+            found.datasets[key] = Print(_digest(row["print"]), _digest(row["stats"]))
+            continue
+        # the job's edges, in no order of Neo4j's
+        found.jobs[key] = Print(_digest([sorted(x, key=repr) if isinstance(x, list) else x
+                                         for x in row["print"]]))
+        found.of_job[key] = frozenset((ns, n) for ns, n in row["datasets"])
     return found
 
 
-def _column(column: list[Any]) -> str:
-    name, props, edges = column
-    return repr([name, sorted(map(repr, props)), sorted(map(repr, edges))])
-
-
-def _digest(value: Any) -> bytes:
-    return hashlib.blake2b(repr(value).encode(), digest_size=16).digest()
+def _digest(value: Any) -> int:
+    return int.from_bytes(hashlib.blake2b(repr(value).encode(), digest_size=8).digest())
 
 
 @dataclass(frozen=True)
@@ -84,48 +98,58 @@ class Changes:
     """What a batch changed, by the prints."""
 
     lineage: frozenset[Key]
-    """Datasets whose print differs from the one kept (or that had none kept, or are gone)."""
+    """Datasets whose lineage may have changed (see the module's doc)."""
     measured: frozenset[Key]
-    """Datasets whose measure differs (or whose print does)."""
+    """Datasets whose figures changed, or whose lineage may have."""
     printed: int
-    """How many datasets were printed."""
+    """How many datasets and jobs were printed."""
 
 
 class Prints:
-    """The prints last seen of each dataset (see the module's doc)."""
+    """The prints last seen of each dataset and job (see the module's doc)."""
 
-    def __init__(self, most: int = 200_000) -> None:
+    def __init__(self, most: int = 400_000) -> None:
         self.most = most
         self._kept: OrderedDict[int, Print] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def forget(self) -> None:
+    def replace(self, now: Printed) -> None:
+        """Every print from here on is one of ``now`` (a full check's, read before it)."""
         self._kept.clear()
+        self.keep((), (), now)
 
-    def compare(self, touched: Iterable[Key], now: dict[Key, Print]) -> Changes:
-        """Which of ``touched`` and of the datasets printed ``now`` changed since last seen.
+    def compare(self, touched: Iterable[Key], jobs: Iterable[Key], now: Printed,
+                unprinted: Iterable[Key] = ()) -> Changes:
+        """What the batch that touched ``touched`` with ``jobs`` changed, its prints ``now``.
         Nothing is kept until :meth:`keep`: a check that fails leaves the prints as they were,
         so that it is tried again in full."""
-        lineage = set(touched) - now.keys()  # no longer in the graph (or never written)
+        lineage = set(unprinted) | (set(touched) - now.datasets.keys())  # gone, or never written
         measured = set()
-        for key, seen in now.items():
-            before = self._kept.get(hash(key))
+        for key, seen in now.datasets.items():
+            before = self._kept.get(hash(("dataset", key)))
             if before is None or before.lineage != seen.lineage:
                 lineage.add(key)
             elif before.measure != seen.measure:
                 measured.add(key)
-        return Changes(frozenset(lineage), frozenset(lineage | measured), len(now))
+        for key in set(jobs):
+            seen_ = now.jobs.get(key)
+            before = self._kept.get(hash(("job", key)))
+            if seen_ is None or before is None or before != seen_:
+                lineage |= now.of_job.get(key, frozenset())
+        return Changes(frozenset(lineage), frozenset(lineage | measured),
+                       len(now.datasets) + len(now.jobs))
 
-    def keep(self, touched: Iterable[Key], now: dict[Key, Print]) -> None:
-        """After the rules were checked for what changed: ``now`` is the datasets' prints from
-        here on, and a dataset of ``touched`` not printed has none."""
-        for key in set(touched) - now.keys():
-            self._kept.pop(hash(key), None)
-        for key, seen in now.items():
-            k = hash(key)
-            self._kept.pop(k, None)
-            self._kept[k] = seen
+    def keep(self, touched: Iterable[Key], jobs: Iterable[Key], now: Printed) -> None:
+        """After the rules were checked for what changed: ``now`` is the prints from here on,
+        and a dataset or job of the batch not printed has none."""
+        for kind, keys, prints in (("dataset", touched, now.datasets), ("job", jobs, now.jobs)):
+            for key in set(keys) - prints.keys():
+                self._kept.pop(hash((kind, key)), None)
+            for key, seen in prints.items():
+                k = hash((kind, key))
+                self._kept.pop(k, None)
+                self._kept[k] = seen
         while len(self._kept) > self.most:
             self._kept.popitem(last=False)

@@ -30,13 +30,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import Protocol
 
 from graph.db import Graph
 from impact.policy.check import Scope, check_rule
-from impact.policy.prints import Prints, read_prints
+from impact.policy.prints import Key, Prints, read_prints
 from impact.policy.rules import Policies
 from impact.policy.violations import ViolationChange, record
 
@@ -84,33 +85,33 @@ class PolicyWatch:
     def full(self) -> Round:
         """Every rule on the whole graph; clears what rules no longer in the file left open."""
         started = datetime.now(UTC)
-        self.prints.forget()  # they may describe what the graph no longer is (prints' doc)
         self._day = self.today()
+        now = read_prints(self.graph, None)  # before the check: it stores no older state
         results = [check_rule(self.graph, rule, self.depth, self.today())
                    for rule in self.policies.rules]
         stored = {r["rule"] for r in self.graph.read("policies/open_violations", rules=None,
                                                      anchors=None)}
         retired = sorted(stored - {rule.id for rule in self.policies.rules})
         changes = record(self.graph, [(result, None) for result in results], started, retired)
+        self.prints.replace(now)
         return Round(len(results), None, changes, _since(started))
 
-    def after(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
-              commands: bool = False, jobs: Iterable[tuple[str, str]] = (),
-              unsure: bool = False) -> Round:
-        """What a batch that touched ``datasets`` with ``jobs``, and hand-off jobs ``handoffs``
-        (or applied metadata ``commands``), changed. ``unsure``: some of it was loaded while the
-        previous check ran, so every dataset printed counts as changed, whatever its print."""
-        if commands or (self._waived and self.today() != self._day):
+    def after(self, batch: Batch | Touched) -> Round:
+        """What a batch (or batches, merged: :class:`Touched`) changed; see the module's doc."""
+        if not isinstance(batch, Touched):
+            batch = Touched.of(batch)
+        if batch.commands or (self._waived and self.today() != self._day):
             return self.full()  # a command can select sources anywhere; a waiver may expire
         started = datetime.now(UTC)
-        touched, hands = frozenset(datasets), frozenset(handoffs)
+        touched, hands, ran = frozenset(batch.datasets), frozenset(batch.handoffs), frozenset(batch.jobs)
         if not touched and not hands:
             return Round(0, 0, [], 0.0)
-        now = read_prints(self.graph, touched, jobs)
-        found = self.prints.compare(touched, now)
+        now = read_prints(self.graph, touched, ran)
+        found = self.prints.compare(touched, ran, now, batch.unprinted)
         changed = found.lineage
-        if hands or unsure:  # lineage joined through jobs (not in the prints), or a check that
-            changed |= touched | now.keys()  # may have seen part of the batch
+        if hands or batch.unsure:  # lineage joined through jobs (not in the prints), or a check that
+            # may have seen part of the batch
+            changed |= touched | now.datasets.keys() | frozenset().union(*now.of_job.values())
         measured = found.measured | changed
         printed = _since(started)
         scope = Scope(changed, frozenset(), frozenset(), measured)
@@ -131,10 +132,57 @@ class PolicyWatch:
         if restated := sorted(f"{ns}:{name}" for ns, name in touched - changed):
             self.graph.write([("policies/seen_again", {"anchors": restated,
                                                         "at": started.isoformat()})])
-        self.prints.keep(touched, now)
+        self.prints.keep(touched, ran, now)
         anchors = sum(len(within) for _, within in checks)
-        return Round(len(checks), anchors, changes, _since(started), scoped, len(now),
+        return Round(len(checks), anchors, changes, _since(started), scoped, found.printed,
                      len(changed), printed)
+
+
+class Batch(Protocol):
+    """What the worker says of a batch it loaded (ingest.worker.BatchResult)."""
+
+    @property
+    def datasets(self) -> frozenset[Key]: ...
+    @property
+    def handoffs(self) -> frozenset[Key]: ...
+    @property
+    def commands(self) -> bool: ...
+    @property
+    def jobs(self) -> frozenset[Key]: ...
+    @property
+    def unprinted(self) -> frozenset[Key]: ...
+    @property
+    def began(self) -> float: ...
+
+
+@dataclass
+class Touched:
+    """What batches touched, merged: the datasets, the hand-off jobs of their lineage facets,
+    whether they applied metadata commands, the jobs they ran, the datasets given lineage no
+    print tells (impact.policy.prints); ``unsure``: one was loaded while a check ran."""
+
+    datasets: set[Key] = field(default_factory=set)
+    handoffs: set[Key] = field(default_factory=set)
+    commands: bool = False
+    jobs: set[Key] = field(default_factory=set)
+    unprinted: set[Key] = field(default_factory=set)
+    unsure: bool = False
+
+    @classmethod
+    def of(cls, batch: Batch) -> Touched:
+        return cls().add(batch)
+
+    def add(self, batch: Batch | Touched) -> Touched:
+        self.datasets |= batch.datasets
+        self.handoffs |= batch.handoffs
+        self.commands = self.commands or batch.commands
+        self.jobs |= batch.jobs
+        self.unprinted |= batch.unprinted
+        self.unsure = self.unsure or (isinstance(batch, Touched) and batch.unsure)
+        return self
+
+    def __bool__(self) -> bool:
+        return bool(self.datasets or self.handoffs or self.commands)
 
 
 def _since(started: datetime) -> float:
@@ -155,15 +203,11 @@ class Watching:
     busy_share: float = 0.1
     """The most of the time the checks take while batches keep coming (see the module's doc)."""
     rounds: int = 0
-    _pending: set[tuple[str, str]] = field(default_factory=set)
+    _pending: Touched = field(default_factory=Touched)
     _offered: float = 0.0
     _since: float = 0.0  # when the oldest batch not yet checked was offered
-    _handoffs: set[tuple[str, str]] = field(default_factory=set)
-    _jobs: set[tuple[str, str]] = field(default_factory=set)
-    _unsure: bool = False  # a batch was loaded while a check ran (see offer)
     _checking: bool = False  # a check is running
     _checked_until: float = 0.0  # when the last check ended (time.monotonic())
-    _commands: bool = False
     _full: bool = True
     _wake: threading.Condition = field(default_factory=threading.Condition)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -174,23 +218,18 @@ class Watching:
         threading.Thread(target=self._run, name="policy-watch", daemon=True).start()
         return self
 
-    def offer(self, datasets: Iterable[tuple[str, str]], handoffs: Iterable[tuple[str, str]] = (),
-              commands: bool = False, jobs: Iterable[tuple[str, str]] = (),
-              began: float | None = None) -> None:
-        """A batch was loaded (its writes ``began`` at that ``time.monotonic()``; None: before
-        any check): check what it touched (soon, on the watching thread). A batch a check may
-        have seen part of (loaded while it ran) counts as changing every dataset it touched:
-        the prints that check keeps may be of neither state (impact.policy.prints)."""
+    def offer(self, batch: Batch) -> None:
+        """A batch was loaded: check what it touched (soon, on the watching thread). A batch a
+        check may have seen part of (its writes began before the check ended) counts as
+        changing every dataset it printed: the prints that check keeps may be of neither state
+        (impact.policy.prints)."""
         with self._wake:
             self._offered = time.monotonic()
             if not self._work():
                 self._since = self._offered
-            self._pending.update(datasets)
-            if self._checking or (began is not None and began < self._checked_until):
-                self._unsure = True
-            self._handoffs.update(handoffs)
-            self._jobs.update(jobs)
-            self._commands = self._commands or commands
+            self._pending.add(batch)
+            if self._checking or batch.began < self._checked_until:
+                self._pending.unsure = True
             self._idle.clear()
             self._wake.notify()
 
@@ -204,7 +243,7 @@ class Watching:
         return self._idle.wait(timeout)
 
     def _work(self) -> bool:
-        return bool(self._pending or self._handoffs or self._commands or self._full)
+        return bool(self._pending or self._full)
 
     def _run(self) -> None:
         not_before = 0.0  # after a check, the next waits its turn (busy_share)
@@ -219,17 +258,14 @@ class Watching:
                         self._wake.wait(min(left, QUIET))  # busy: batches merge meanwhile
                     else:
                         break
-                full, commands = self._full, self._commands
-                pending, handoffs = self._pending, self._handoffs
-                jobs, unsure = self._jobs, self._unsure
-                self._full, self._commands = False, False
-                self._pending, self._handoffs, self._jobs, self._unsure = set(), set(), set(), False
+                full, pending = self._full, self._pending
+                self._full, self._pending = False, Touched()
                 self._checking = True
             if self._stop.is_set():
                 return
             try:
                 done = (self.watch.full() if full
-                        else self.watch.after(pending, handoffs, commands, jobs, unsure))
+                        else self.watch.after(pending))
             except Exception as e:  # Neo4j away, or a bug: say it, keep the batches, go on
                 log.warning("checking the policy rules failed (%s); trying again in %.0f s",
                             e, self.retry_seconds)
@@ -237,11 +273,7 @@ class Watching:
                     self._checking = False
                     self._checked_until = time.monotonic()
                     self._full = self._full or full
-                    self._commands = self._commands or commands
-                    self._pending |= pending
-                    self._handoffs |= handoffs
-                    self._jobs |= jobs
-                    self._unsure = self._unsure or unsure
+                    self._pending.add(pending)
                 self._stop.wait(self.retry_seconds)
                 continue
             with self._wake:

@@ -140,15 +140,15 @@ def test_a_night_that_restates_the_lineage_checks_nothing_again(graph: Graph,
     first = worker.run_once()
     assert first is not None
     watch.full()
-    # the first batch after a full check has no prints to compare with: all of it is checked
-    assert watch.after(first.datasets, first.handoffs, first.commands, first.jobs).changed > 0
+    # the full check read the graph after that batch, and its prints: nothing to check again
+    assert watch.after(first).changed == 0
     before = {r["key"]: r["lastSeen"] for r in graph.read("policies/violations", rule=None,
               dataset=None, severity=None, state="open", limit=1000, offset=0)[0]["violations"]}
     assert before and _stored(graph) == _full(graph, policies)
     log.append(_restated(shop, 2))
     night = worker.run_once()
     assert night is not None and night.loaded == len(shop)
-    done = watch.after(night.datasets, night.handoffs, night.commands, night.jobs)
+    done = watch.after(night)
     assert (done.changed, done.rules, done.anchors, done.changes) == (0, 0, 0, [])
     assert done.printed >= len(night.datasets) > 0
     after = {r["key"]: r["lastSeen"] for r in graph.read("policies/violations", rule=None,
@@ -163,7 +163,7 @@ def test_a_night_that_restates_the_lineage_checks_nothing_again(graph: Graph,
                               "email": [("raw.users", "email", "DIRECT", "MASKED")]})])])
     changed = worker.run_once()
     assert changed is not None
-    done = watch.after(changed.datasets, changed.handoffs, changed.commands, changed.jobs)
+    done = watch.after(changed)
     assert 0 < done.changed <= done.printed and done.rules > 0
     assert _stored(graph) == _full(graph, policies)
 
@@ -183,7 +183,7 @@ def _watched_in_random_batches(graph: Graph, log: SQLiteLog, policies: Policies,
         if result is None:
             return batches
         batches += 1
-        watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
+        watch.after(result)
         assert _stored(graph) == _full(graph, policies), f"after batch {batches}"
 
 
@@ -202,7 +202,7 @@ rules:
         log.append([event])
         result = worker.run_once()
         assert result is not None and result.loaded == 1
-        round_ = watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
+        round_ = watch.after(result)
         changes.extend(round_.changes)
 
     changes: list[Any] = []
@@ -442,7 +442,7 @@ rules:
         log.append([event])
         result = worker.run_once()
         assert result is not None and result.loaded == 1
-        changes.extend(watch.after(result.datasets, result.handoffs, result.commands, result.jobs).changes)
+        changes.extend(watch.after(result).changes)
 
     watch.full()
     load(_copy_email(1, masking=False))
@@ -489,7 +489,7 @@ rules:
 
     def on_batch(result: Any) -> None:
         applied.append(result.commands)
-        watch.after(result.datasets, result.handoffs, result.commands, result.jobs)
+        watch.after(result)
 
     api = TestClient(create_app(Settings(), graph, log), base_url="http://localhost",
                      client=("127.0.0.1", 40001))
