@@ -11,9 +11,12 @@ changed, never the whole graph:
 * for ``metadata`` rules, the touched datasets themselves.
 
 Those are the rule's anchors (impact.policy.check.Scope); the rule is checked for them only, and
-only its violations anchored there are replaced. A batch of metadata commands (tags set or
-removed through the API, soft deletes) is followed by a full check: a tag can select sources
-anywhere, and such batches are rare.
+only its violations anchored there are replaced. "Touched" means touched in what the rules read:
+the batch's datasets and jobs are printed (impact.policy.prints), and only those whose print
+changed since the last check count, so a batch that restates yesterday's lineage costs its
+prints and no check. A batch of metadata commands (tags set or removed through the API, soft
+deletes) is followed by a full check: a tag can select sources anywhere, and such batches are
+rare; so is the first batch of a day when a rule has waivers (one may have expired).
 
 :class:`Watching` does this on a thread of its own, so that a check never holds the worker up:
 batches that arrive while a check runs are merged into the next one. A check waits for the worker
