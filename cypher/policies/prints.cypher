@@ -4,7 +4,7 @@
 // delete) and, apart, the figures a quality rule reads. Of a job: its current column lineage
 // (its digest: docs/graph-model.md, "Repeated schemas and column lineage"), every dataset it
 // reads or writes, retired or not, and, when it stated several lineages or has retired edges
-// (then the digest does not tell its edges), its lineage edges.
+// (then the digest does not tell which of its edges are current), its current lineage edges.
 // Param $datasets: the datasets, a list of {namespace, name}, or null for every dataset
 // Param $jobs: the jobs, a list of {namespace, name}, or null for every job
 // Returns: kind ('dataset' or 'job'), namespace, name, print (a list), stats (a dataset's figures), datasets (a job's, each [namespace, name])
@@ -32,16 +32,17 @@ CALL () {
 WITH j, coalesce(j.lineageVaried, false) OR coalesce(j.hasRetired, false) AS unsettled,
      COLLECT { MATCH (j)-[e:READS|WRITES]->(d:Dataset)
                RETURN [type(e), d.namespace, d.name, e.retired IS NOT NULL] } AS io
-// an unsettled job's lineage edges themselves, current or retired, dataset and column
+// an unsettled job's current lineage edges themselves, dataset and column (the rules read no
+// retired edge: one that retires leaves this list, one that comes back joins it)
 WITH j, unsettled, io, CASE WHEN unsettled THEN COLLECT {
        MATCH (j)-[:WRITES]->(o:Dataset)-[e:DERIVED_FROM]->(i:Dataset)
-       WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
-       RETURN [o.namespace, o.name, '', i.namespace, i.name, '', e.coarse, e.retired IS NOT NULL] AS edge
+       WHERE e.jobNamespace = j.namespace AND e.jobName = j.name AND e.retired IS NULL
+       RETURN [o.namespace, o.name, '', i.namespace, i.name, '', e.coarse] AS edge
        UNION ALL
        MATCH (j)-[:WRITES]->(o:Dataset)-[:HAS_COLUMN]->(c:Column)-[e:DERIVED_FROM]->(i:Column)
-       WHERE e.jobNamespace = j.namespace AND e.jobName = j.name
+       WHERE e.jobNamespace = j.namespace AND e.jobName = j.name AND e.retired IS NULL
        RETURN [o.namespace, o.name, c.name, i.namespace, i.dataset, i.name,
-               [e.type, e.subtype, e.masking], e.retired IS NOT NULL] AS edge } END AS lineage
+               [e.type, e.subtype, e.masking]] AS edge } END AS lineage
 RETURN 'job' AS kind, j.namespace AS namespace, j.name AS name,
        [j.lineageDigest, unsettled, coalesce(j.explicitLineage, false),
         coalesce(j.handoff, false), j.deleted IS NOT NULL, lineage, io] AS print,

@@ -12,7 +12,7 @@ dataset edges its reads and writes imply. So a **print** (``cypher/policies/prin
 * of a dataset, a digest of those properties, and apart its **measure**, of the figures;
 * of a job, a digest of its lineage version and of every dataset it reads or writes, retired or
   not; of a job that stated several lineages or has retired edges (**unsettled**: the version
-  does not tell which of its edges are current), of its lineage edges too.
+  does not tell which of its edges are current), of its current lineage edges too.
 
 After a batch, the datasets whose lineage changed are those whose print changed, with every
 dataset of a job whose print changed, and the datasets the batch gave

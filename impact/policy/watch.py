@@ -112,9 +112,11 @@ class PolicyWatch:
         now = read_prints(self.graph, touched, ran)
         found = self.prints.compare(touched, ran, now, batch.unprinted)
         changed = found.lineage
-        if hands or batch.unsure:  # lineage joined through jobs (not in the prints), or a check that
-            # may have seen part of the batch
+        if hands:  # lineage joined through jobs: not in the prints
             changed |= touched | now.datasets.keys() | frozenset().union(*now.of_job.values())
+        # what a check may have seen part of: every dataset the batch could have changed
+        changed |= frozenset(batch.unsure) | frozenset().union(
+            *(now.of_job.get(job, frozenset()) for job in batch.unsure_jobs))
         measured = found.measured | changed
         printed = _since(started)
         scope = Scope(changed, frozenset(), frozenset(), measured)
@@ -162,14 +164,16 @@ class Batch(Protocol):
 class Touched:
     """What batches touched, merged: the datasets, the hand-off jobs of their lineage facets,
     whether they applied metadata commands, the jobs they ran, the datasets given lineage no
-    print tells (impact.policy.prints); ``unsure``: one was loaded while a check ran."""
+    print tells (impact.policy.prints); ``unsure`` and ``unsure_jobs``: the datasets and jobs of
+    those loaded while a check ran (see :meth:`Watching.offer`)."""
 
     datasets: set[Key] = field(default_factory=set)
     handoffs: set[Key] = field(default_factory=set)
     commands: bool = False
     jobs: set[Key] = field(default_factory=set)
     unprinted: set[Key] = field(default_factory=set)
-    unsure: bool = False
+    unsure: set[Key] = field(default_factory=set)
+    unsure_jobs: set[Key] = field(default_factory=set)
 
     @classmethod
     def of(cls, batch: Batch) -> Touched:
@@ -181,7 +185,9 @@ class Touched:
         self.commands = self.commands or batch.commands
         self.jobs |= batch.jobs
         self.unprinted |= batch.unprinted
-        self.unsure = self.unsure or (isinstance(batch, Touched) and batch.unsure)
+        if isinstance(batch, Touched):
+            self.unsure |= batch.unsure
+            self.unsure_jobs |= batch.unsure_jobs
         return self
 
     def __bool__(self) -> bool:
@@ -224,15 +230,16 @@ class Watching:
     def offer(self, batch: Batch) -> None:
         """A batch was loaded: check what it touched (soon, on the watching thread). A batch a
         check may have seen part of (its writes began before the check ended) counts as
-        changing every dataset it printed: the prints that check keeps may be of neither state
-        (impact.policy.prints)."""
+        changing every dataset it touched and every dataset of its jobs: the prints that check
+        keeps of them may be of neither state (impact.policy.prints)."""
         with self._wake:
             self._offered = time.monotonic()
             if not self._work():
                 self._since = self._offered
             self._pending.add(batch)
             if self._checking or batch.began < self._checked_until:
-                self._pending.unsure = True
+                self._pending.unsure |= batch.datasets
+                self._pending.unsure_jobs |= batch.jobs
             self._idle.clear()
             self._wake.notify()
 

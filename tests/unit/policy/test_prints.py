@@ -61,23 +61,26 @@ class _Batch:
     began: float = 0.0
 
 
-def _unsure(watching: Watching) -> bool:
+def _unsure(watching: Watching) -> set[tuple[str, str]]:
     return watching._pending.unsure
 
 
 def test_a_batch_loaded_while_a_check_ran_is_unsure() -> None:
+    """Its datasets and jobs count as changed at the next check, whatever their prints."""
     watching = Watching(watch=None)  # type: ignore[arg-type]  # never started: no thread
     watching.offer(_Batch(began=10.0))
-    assert not _unsure(watching) and watching._pending.datasets == {A}
+    assert _unsure(watching) == set() and watching._pending.datasets == {A}
     watching._checked_until = 20.0  # a check ended at 20 s: a batch whose writes began at 15 s
     watching.offer(_Batch(datasets=frozenset({B}), began=15.0))
-    assert _unsure(watching) and watching._pending.datasets == {A, B}
+    assert _unsure(watching) == {B} and watching._pending.datasets == {A, B}
+    assert watching._pending.unsure_jobs == {JOB}
     later = Watching(watch=None)  # type: ignore[arg-type]
     later._checked_until = 20.0
     later.offer(_Batch(began=25.0))
-    assert not _unsure(later)
+    assert _unsure(later) == set()
     later._checking = True  # loaded during a check
     later.offer(_Batch(began=30.0))
-    assert _unsure(later)
+    assert _unsure(later) == {A}
     merged = Touched().add(later._pending).add(_Batch(jobs=frozenset({("jobs", "other")})))
-    assert merged.unsure and merged.jobs == {JOB, ("jobs", "other")}
+    assert merged.unsure == {A} and merged.unsure_jobs == {JOB}
+    assert merged.jobs == {JOB, ("jobs", "other")}
