@@ -51,7 +51,12 @@ def machine_busy_seconds() -> float:
     return (user + nice + system + irq + softirq) / TICK
 
 
-def sample(seen: dict[int, tuple[str, float]]) -> None:
+# per process of these kinds, its command's tell-tale, its CPU in all and in its first 30 s
+DETAILED = ("neo4j",)
+EARLY_S = 30.0
+
+
+def sample(seen: dict[int, tuple[str, float]], detail: dict[int, dict[str, object]]) -> None:
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -69,6 +74,26 @@ def sample(seen: dict[int, tuple[str, float]]) -> None:
         if kind == "other" and pid in seen:
             kind = seen[pid][0]
         seen[pid] = (kind, cpu)
+        if kind in DETAILED:
+            started = int(after_name[19]) / TICK  # starttime, seconds after boot
+            age = uptime() - started
+            row = detail.setdefault(pid, {"kind": kind, "home": home_of(raw), "early_cpu_s": None})
+            row["cpu_s"], row["age_s"] = cpu, round(age, 1)
+            if row["early_cpu_s"] is None and age >= EARLY_S:
+                row["early_cpu_s"] = cpu
+
+
+def uptime() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def home_of(raw: bytes) -> str:
+    """The Neo4j home a server's command line names (its -Dneo4j.home or --home-dir), else ''."""
+    for arg in raw.decode(errors="replace").split("\0"):
+        for prefix in ("-Dneo4j.home=", "--home-dir="):
+            if arg.startswith(prefix):
+                return arg.removeprefix(prefix)
+    return ""
 
 
 def main() -> None:
@@ -79,24 +104,30 @@ def main() -> None:
     args = parser.parse_args()
     command = [c for c in args.command if c != "--"] or [sys.executable, "-m", "pytest"]
     seen: dict[int, tuple[str, float]] = {}
-    sample(seen)
+    detail: dict[int, dict[str, object]] = {}
+    sample(seen, detail)
     before = {pid: cpu for pid, (_, cpu) in seen.items()}
     busy0, wall0 = machine_busy_seconds(), time.monotonic()
     child = subprocess.Popen(command)
     while child.poll() is None:
-        sample(seen)
+        sample(seen, detail)
         time.sleep(0.5)
     wall, busy = time.monotonic() - wall0, machine_busy_seconds() - busy0
     by_kind: dict[str, float] = {}
     for pid, (kind, cpu) in seen.items():
         by_kind[kind] = by_kind.get(kind, 0.0) + cpu - before.get(pid, 0.0)
+    processes = [row for pid, row in detail.items() if pid not in before]
     figures = {"command": command, "exit": child.returncode, "wall_s": round(wall, 1),
                "machine_cpu_s": round(busy, 1),
                "by_kind_cpu_s": {k: round(v, 1) for k, v in
-                                 sorted(by_kind.items(), key=lambda kv: -kv[1])}}
+                                 sorted(by_kind.items(), key=lambda kv: -kv[1])},
+               "processes": processes}
     for kind, cpu in figures["by_kind_cpu_s"].items():  # type: ignore[union-attr]
         print(f"{cpu:9.1f} s  {kind}")
     print(f"{busy:9.1f} s  the machine, in {wall:.0f} s")
+    for row in processes:
+        print(f"  {row['kind']} {row['home']}: {row['cpu_s']:.1f} s CPU in {row['age_s']} s,"
+              f" {row['early_cpu_s']} s in its first {EARLY_S:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     sys.exit(child.returncode)
