@@ -58,7 +58,7 @@ def _quiet(params: dict[str, Any]) -> dict[str, Any]:
     return {k: _Rows(v) if type(v) is list else v for k, v in params.items()}
 
 
-def _run(tx: Transaction, step: QueryStep) -> list[dict[str, Any]]:
+def _run(tx: Transaction | ManagedTransaction, step: QueryStep) -> list[dict[str, Any]]:
     """One step in ``tx``, its rows read. Its row lists are emptied afterwards: the driver keeps
     what it sent in objects that refer to each other, which only the cyclic garbage collector
     frees (rarely, in a process that ingests: ingest.pipeline.relax_gc), and the rows would wait
@@ -256,6 +256,19 @@ class Graph:
         found: list[dict[str, Any]] = self._read_call(work, [query_name])
         return found
 
+    def reading(self, work: Callable[[Graph], _T]) -> _T:
+        """What ``work`` finds when every read it asks of the graph it is given runs in one read
+        transaction: one snapshot of the graph for an answer made of several queries, and one
+        transaction's set-up instead of one per query (an empty read transaction costs about a
+        millisecond, docs/benchmarks.md "Marquez's lineage in one read"). Retried as a whole on transient
+        errors, as :meth:`read` is; ``work`` must only read."""
+        @unit_of_work(metadata=self._tag("reading"), timeout=self.timeout)
+        def run(tx: ManagedTransaction) -> _T:
+            return work(_InTransaction(self, tx))
+
+        found: _T = self._read_call(run, ["reading"])
+        return found
+
     def read_each(self, name: str, timeout: float | None = None) -> Iterable[list[dict[str, Any]]]:
         """Run each statement of a multi-statement read file in its own read transaction (with
         ``timeout`` seconds instead of the configured one), yielding each one's rows as it ends."""
@@ -321,19 +334,23 @@ class Graph:
 
 
 class _InTransaction(Graph):
-    """A :class:`Graph` whose reads run in one open transaction (:meth:`Graph.rehearse`)."""
+    """A :class:`Graph` whose reads run in one open transaction (:meth:`Graph.rehearse`,
+    :meth:`Graph.reading`)."""
 
-    def __init__(self, graph: Graph, tx: Transaction) -> None:
+    def __init__(self, graph: Graph, tx: Transaction | ManagedTransaction) -> None:
         super().__init__(graph.driver, graph.timeout, graph.retry_time)
         self._tx = tx
 
     def read(self, query_name: str, /, **params: Any) -> list[dict[str, Any]]:
         return rows_of(self._tx.run(query(query_name).text, params))
 
+    def reading(self, work: Callable[[Graph], _T]) -> _T:
+        return work(self)  # already in one transaction
+
     def write(self, steps: Sequence[QueryStep],
               then: Callable[[list[list[dict[str, Any]]]], Sequence[QueryStep]] | None = None
               ) -> list[tuple[QueryStep, list[dict[str, Any]]]]:
-        raise TypeError("a rehearsal only reads what its writes left")
+        raise TypeError("a rehearsal or a reading only reads")
 
 
 class _Trial(_InTransaction):

@@ -122,7 +122,12 @@ def _escaped_id(graph: Graph, node_id: str, kind: str, rest: str) -> NodeId:
 
 def lineage(graph: Graph, node_id: str, depth: int | None = None,
             include_retired: bool = False) -> dict[str, Any]:
-    """Marquez's ``/api/v1/lineage`` answer for ``node_id``."""
+    """Marquez's ``/api/v1/lineage`` answer for ``node_id``, read in one transaction."""
+    return graph.reading(lambda g: _lineage(g, node_id, depth, include_retired))
+
+
+def _lineage(graph: Graph, node_id: str, depth: int | None,
+             include_retired: bool) -> dict[str, Any]:
     if _VERSION.search(node_id):  # Marquez reads the suffix as part of the name: no such node
         raise BadNodeId(f"nodeId {node_id!r} names a version: /api/v1/lineage walks datasets and "
                         "jobs, not versions (as Marquez); ask without '#VERSION'")
@@ -190,7 +195,14 @@ def _tables(rows: list[dict[str, Any]], asked: str | None) -> dict[str, str]:
 
 def column_lineage(graph: Graph, node_id: str, depth: int | None = None,
                    with_downstream: bool = False, include_retired: bool = False) -> dict[str, Any]:
-    """Marquez's ``/api/v1/column-lineage`` answer for a datasetField, dataset or job node id."""
+    """Marquez's ``/api/v1/column-lineage`` answer for a datasetField, dataset or job node id,
+    read in one transaction."""
+    return graph.reading(lambda g: _column_lineage(g, node_id, depth, with_downstream,
+                                                   include_retired))
+
+
+def _column_lineage(graph: Graph, node_id: str, depth: int | None, with_downstream: bool,
+                    include_retired: bool) -> dict[str, Any]:
     node = parse_node_id(graph, node_id)
     if node.field is not None:
         starts = [{"namespace": node.namespace, "dataset": node.name, "name": node.field}]

@@ -553,3 +553,40 @@ def test_a_job_no_run_has_run_has_the_version_its_declaration_names(graph: Graph
         assert version["latestRun"] is None
         assert api.get(f"{M}/jobs/declared_job").json()["currentVersion"] == version["version"]
         assert api.get(f"{M}/jobs/declared_job/versions/{version['version']}").json() == version
+
+
+def test_lineage_is_read_in_one_transaction(demo: tuple[Graph, SQLiteLog, list[dict[str, Any]]],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Marquez's lineage and column lineage are each one read transaction (goal 5 of issue 70),
+    and answer what a transaction per query answers."""
+    from impact.marquez import lineage as lg
+
+    graph = demo[0]
+    opened: list[str] = []
+    session_of = graph.driver.session
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        session = session_of(*args, **kwargs)
+        read = session.execute_read
+
+        def execute_read(work: Any, *a: Any, **k: Any) -> Any:
+            opened.append("read")
+            return read(work, *a, **k)
+
+        session.execute_read = execute_read
+        return session
+
+    monkeypatch.setattr(graph.driver, "session", counted)
+    for node in (f"dataset:{NS}:public.orders", f"job:{NS}:etl_orders_7_days"):
+        opened.clear()
+        answer = lg.lineage(graph, node)
+        assert opened == ["read"], node
+        assert len(answer["graph"]) > 1
+        opened.clear()
+        assert lg._lineage(graph, node, None, False) == answer
+        assert len(opened) >= 3, "the answer takes several queries"
+    opened.clear()
+    columns = lg.column_lineage(graph, f"dataset:{NS}:public.delivery_7_days")
+    assert opened == ["read"] and columns["graph"]
+    assert lg._column_lineage(graph, f"dataset:{NS}:public.delivery_7_days", None, False,
+                              False) == columns
