@@ -573,7 +573,7 @@ def test_lineage_is_read_in_one_transaction(demo: tuple[Graph, SQLiteLog, list[d
             opened.append("read")
             return read(work, *a, **k)
 
-        session.execute_read = execute_read
+        monkeypatch.setattr(session, "execute_read", execute_read)
         return session
 
     monkeypatch.setattr(graph.driver, "session", counted)
