@@ -32,6 +32,7 @@ def _change(key: str) -> ViolationChange:
 
 class _Receiver(http.server.BaseHTTPRequestHandler):
     got: list[str] = []
+    refused: list[str] = []
     status = 200
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
@@ -45,6 +46,8 @@ class _Receiver(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.status == 200:
             _Receiver.got.append(body["key"])
+        else:
+            _Receiver.refused.append(body["key"])
 
     def log_message(self, *_: Any) -> None:
         pass
@@ -52,7 +55,7 @@ class _Receiver(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[str]:
-    _Receiver.got, _Receiver.status = [], 200
+    _Receiver.got, _Receiver.refused, _Receiver.status = [], [], 200
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -94,10 +97,10 @@ def _until(holds: Any, seconds: float = 60.0) -> None:
 def test_a_document_that_fails_waits_on_its_own_schedule(receiver: str) -> None:
     """The first document meets a receiver that refuses it (retried later); the later documents
     are delivered meanwhile, and the first too once the receiver takes it."""
-    hook = Webhook(receiver, POLICIES, first_pause=0.5)
+    hook = Webhook(receiver, POLICIES, first_pause=3)
     _Receiver.status = 500
     hook.send([_change("first")])
-    time.sleep(0.2)
+    _until(lambda: _Receiver.refused == ["first"])  # refused before the receiver takes any
     _Receiver.status = 200
     hook.send([_change("second"), _change("third")])
     _until(lambda: _Receiver.got[:2] == ["second", "third"])
