@@ -3,52 +3,48 @@ the GDPR reach as CSV (evidence). Both front doors render with these."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from api.render.markup import code, md, mermaid_label
+from api.render.markup import code, csv_text, md, mermaid_label
 from impact.change.check import SEVERITY, Finding, Report
 from impact.tag_reach import TagReport
-from impact.where import WhereReport
+from impact.where import Hop, WhereReport
 
 
 def where_csv(report: WhereReport) -> str:
     """Every column the data reaches, one row each, with its label, path, jobs, runs and when."""
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["namespace", "dataset", "column", "label", "distance", "path", "jobs", "runs",
-                "last_flowed", "basis"])
-    for r in report.reaches:
-        path = " -> ".join([r.steps[0].source, *(s.target for s in r.steps)])
-        w.writerow([r.namespace, r.dataset, r.column, r.label, r.distance, path, " ".join(r.jobs),
-                    " ".join(s.run for s in r.steps if s.run),
-                    r.last_flowed.isoformat() if r.last_flowed else "",
-                    " -> ".join(s.basis for s in r.steps)])
-    return buf.getvalue()
+    header = ["namespace", "dataset", "column", "label", "distance", "path", "jobs", "runs",
+              "last_flowed", "basis"]
+    return csv_text(header, (
+        [r.namespace, r.dataset, r.column, r.label, r.distance, _path(r.steps), " ".join(r.jobs),
+         " ".join(s.run for s in r.steps if s.run),
+         r.last_flowed.isoformat() if r.last_flowed else "", " -> ".join(s.basis for s in r.steps)]
+        for r in report.reaches))
 
 
 def tag_reach_csv(report: TagReport) -> str:
     """Every tagged column and every column its data reaches, one row per reach (a tagged
     column that reaches nothing gets one row of its own), with whether a raw copy is tagged."""
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["tag", "source", "source_tags", "namespace", "dataset", "column", "label",
-                "distance", "path", "jobs", "tagged", "basis"])
+    header = ["tag", "source", "source_tags", "namespace", "dataset", "column", "label",
+              "distance", "path", "jobs", "tagged", "basis"]
     tagged = {(c.namespace, c.dataset, c.column) for c in report.raw_copies if c.tagged}
     tagged |= {(s.source.namespace, s.source.dataset, s.source.column) for s in report.sources}
+    rows: list[list[object]] = []
     for s in report.sources:
         head = [report.tag, s.source.key, "; ".join(s.source.tags)]
         if not s.reaches:
-            w.writerow([*head, "", "", "", "", "", "", "", "", s.note or "reaches nothing"])
-        for r in s.reaches:
-            path = " -> ".join([r.steps[0].source, *(x.target for x in r.steps)])
-            w.writerow([*head, r.namespace, r.dataset, r.column, r.label, r.distance, path,
-                        " ".join(r.jobs), (r.namespace, r.dataset, r.column) in tagged,
-                        " -> ".join(x.basis for x in r.steps)])
-    return buf.getvalue()
+            rows.append([*head, "", "", "", "", "", "", "", "", s.note or "reaches nothing"])
+        rows += [[*head, r.namespace, r.dataset, r.column, r.label, r.distance, _path(r.steps),
+                  " ".join(r.jobs), (r.namespace, r.dataset, r.column) in tagged,
+                  " -> ".join(x.basis for x in r.steps)] for r in s.reaches]
+    return csv_text(header, rows)
+
+
+def _path(steps: Sequence[Hop]) -> str:
+    """A reach's path as its columns' keys joined by arrows."""
+    return " -> ".join([steps[0].source, *(s.target for s in steps)])
 
 
 def check_json(report: Report) -> str:

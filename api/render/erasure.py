@@ -1,13 +1,10 @@
 """An erasure plan (impact.erasure.plan) as Markdown (for the privacy team's ticket, or an
 auditor's file) and CSV (one row a place). Names come from events: written through
-api.render.markup (cells, code spans)."""
+api.render.markup (cells, code spans, spreadsheet-safe CSV cells)."""
 
 from __future__ import annotations
 
-import csv
-import io
-
-from api.render.markup import code, md
+from api.render.markup import code, csv_text, md
 from impact.erasure.evidence import ErasureStatus
 from impact.erasure.plan import ErasurePlan
 
@@ -44,18 +41,15 @@ def _cells(names: tuple[str, ...]) -> str:
 
 
 def plan_csv(plan: ErasurePlan) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["step", "place", "action", "key_columns", "statement", "producers", "after",
-                "reached", "other_names", "note"])
-    for p in plan.places:
-        w.writerow([p.step, p.dataset, p.action, " ".join(p.key_columns), p.statement or "",
-                    " ".join(p.producers), " ".join(p.after), "; ".join(p.reached),
-                    " ".join(p.other_names), p.note])
-    for v in plan.models:
-        w.writerow(["", f"{v.namespace}:{v.name}", "retrain", "", "", v.job, "", v.via, "",
-                    f"version {v.version}, run {v.run_id}"])
-    return buf.getvalue()
+    header = ["step", "place", "action", "key_columns", "statement", "producers", "after",
+              "reached", "other_names", "note"]
+    rows: list[list[object]] = [
+        [p.step, p.dataset, p.action, " ".join(p.key_columns), p.statement or "",
+         " ".join(p.producers), " ".join(p.after), "; ".join(p.reached), " ".join(p.other_names),
+         p.note] for p in plan.places]
+    rows += [["", f"{v.namespace}:{v.name}", "retrain", "", "", v.job, "", v.via, "",
+              f"version {v.version}, run {v.run_id}"] for v in plan.models]
+    return csv_text(header, rows)
 
 
 def status_markdown(status: ErasureStatus) -> str:

@@ -1,14 +1,15 @@
 // Answers: what "what changed" compares for each job: its runs in the window (newest first), its
 // latest run in it, and its last two completed runs that started by the window's start (the
 // baseline, and the one before: a value that differed between those two varies by run and is
-// no change), each with its properties (job facets as it saw them: jobFacet.<name>; its run
-// facets: facet.<name>), what it read and wrote (with the column lineage digests it stated), and
+// no change), each with its facets as [key, value] pairs (job facets as it saw them:
+// jobFacet.<name>; its run facets: facet.<name>; its other properties left out), what it read
+// and wrote (with the column lineage digests it stated), and
 // the job's column edges into what its latest run wrote where that run's column lineage differs
 // from the baseline's.
 // Param $jobs: list of {namespace, name}
 // Param $since: the window's start (exclusive); null for the beginning
 // Param $until: the window's end; null for now
-// Returns: job ('namespace:name'), integration, window (runId, state, start, end, error), compared (the latest run in the window, then the baseline, then the run before it; each null when none: runId, state, start, end, props, reads (namespace, name, version), writes (namespace, name, version, lineage)), edges (output, column, inNamespace, inDataset, inColumn, type, subtype, masking, lineages)
+// Returns: job ('namespace:name'), integration, window (runId, state, start, end, error), compared (the latest run in the window, then the baseline, then the run before it; each null when none: runId, state, start, end, facets ([key, value]), reads (namespace, name, version), writes (namespace, name, version, lineage)), edges (output, column, inNamespace, inDataset, inColumn, type, subtype, masking, lineages)
 // :param jobs => [{namespace: 'shop', name: 'marts_revenue_by_country'}]
 // :param since => datetime('2026-01-01T00:00:00Z')
 // :param until => null
@@ -47,7 +48,7 @@ RETURN j.namespace + ':' + j.name AS job, j.integration AS integration, window,
        [x IN [latest, base, prior] | CASE WHEN x IS NOT NULL THEN {
           runId: x.runId, state: x.state, start: coalesce(x.startTime, x.runningTime, x.stateTime),
           end: coalesce(x.completeTime, x.failTime, x.abortTime, x.stateTime),
-          props: properties(x),
+          facets: [k IN keys(x) WHERE k STARTS WITH 'jobFacet.' OR k STARTS WITH 'facet.' | [k, x[k]]],
           reads: [(x)-[e:READ]->(i:Dataset) | {namespace: i.namespace, name: i.name, version: e.version}],
           writes: [(x)-[e:WROTE]->(o:Dataset) | {namespace: o.namespace, name: o.name, version: e.version,
                                                  lineage: coalesce(e.lineage, [])}]} END] AS compared,

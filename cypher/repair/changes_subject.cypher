@@ -13,8 +13,14 @@
 OPTIONAL MATCH (j:Job {namespace: $namespace, name: $name}) WHERE $kind = 'job'
 OPTIONAL MATCH (d:Dataset {namespace: $namespace, name: $name}) WHERE $kind = 'dataset'
 WITH j, d,
-     CASE WHEN j IS NOT NULL THEN COLLECT { MATCH (r:Run)-[:OF]->(j) RETURN r }
-          WHEN d IS NOT NULL THEN COLLECT { MATCH (r:Run)-[:WROTE]->(d) RETURN DISTINCT r }
+     CASE WHEN j IS NOT NULL THEN COLLECT {
+            MATCH (r:Run)-[:OF]->(j)
+            WITH r ORDER BY coalesce(r.startTime, r.runningTime, r.stateTime) DESC, r.runId DESC
+            LIMIT $max RETURN r }
+          WHEN d IS NOT NULL THEN COLLECT {
+            MATCH (r:Run)-[:WROTE]->(d) WITH DISTINCT r
+            WITH r ORDER BY coalesce(r.startTime, r.runningTime, r.stateTime) DESC, r.runId DESC
+            LIMIT $max RETURN r }
           ELSE [] END AS found
 CALL (found) {
   UNWIND found AS r

@@ -25,8 +25,7 @@ from typing import Any
 import networkx as nx
 
 from graph.db import Graph
-from graph.errors import NotFound
-from impact.answers import ModelVersion, clamp_depth, require_column
+from impact.answers import ModelVersion, clamp_depth
 from impact.where import LABELS, Reach, where
 
 ACTIONS = ("delete by key", "unverified", "rebuild")
@@ -88,8 +87,6 @@ def erasure_plan(graph: Graph, keys: list[Key], pii_tag: str | None = "PII",
     if not keys:
         raise ValueError("an erasure plan needs at least one key column")
     depth = clamp_depth(depth)
-    for k in keys:
-        require_column(graph, k.namespace, k.dataset, k.column)
     sources = {k.text: k for k in keys}
     tables = list(dict.fromkeys((k.namespace, k.dataset) for k in keys))
     found: list[Key] = []
@@ -97,14 +94,12 @@ def erasure_plan(graph: Graph, keys: list[Key], pii_tag: str | None = "PII",
         found += [Key(r["namespace"], r["dataset"], r["column"]) for r in graph.read(
             "erasure/personal_columns", tag=pii_tag.lower(),
             tables=[{"namespace": ns, "dataset": ds} for ns, ds in tables])]
-    for name in personal:
-        for ns, ds in tables:
-            try:
-                require_column(graph, ns, ds, name)
-            except NotFound:
-                continue
-            found.append(Key(ns, ds, name))
+    if personal:
+        found += [Key(r["namespace"], r["dataset"], r["column"]) for r in graph.read(
+            "erasure/named_columns", names=list(personal),
+            tables=[{"namespace": ns, "dataset": ds} for ns, ds in tables])]
     extra = {k.text: k for k in found if k.text not in sources}
+    # the keys first: where() says NotFound for a key column that is not in the graph
     reports = {text: where(graph, k.namespace, k.dataset, k.column, depth)
                for text, k in (sources | extra).items()}
     return _plan(graph, keys, list(extra.values()), reports, depth)

@@ -358,7 +358,7 @@ def _facets(key: str, distance: int, t: datetime | None, runs: tuple[str, ...], 
 def _facets_of(run: dict[str, Any] | None, prefix: str, skip: frozenset[str]) -> dict[str, Any]:
     if run is None:
         return {}
-    return {k[len(prefix):]: v for k, v in run["props"].items()
+    return {k[len(prefix):]: v for k, v in run["facets"]
             if k.startswith(prefix) and v is not None and k[len(prefix):] not in skip}
 
 

@@ -56,9 +56,9 @@ def archive(events: EventLog, directory: Path, before: datetime, loaded_up_to: i
 
     log = history(events, "archiving")  # a Kafka topic: archive_topic
     done = Archived()
-    days: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    days: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for entry, when in _old(events, before, loaded_up_to, done):
-        days[when.date().isoformat()].append(entry_row(entry))
+        days[when.date().isoformat(), 0].append(entry_row(entry))
     moved = _write(directory, days, done)
     done.entries = log.remove(moved) if moved else 0
     return done
@@ -69,22 +69,24 @@ def archive_topic(topic: Partitioned, directory: Path, before: datetime) -> Arch
     loaded that were produced before ``before`` and are not archived yet; the topic lets them go
     by its own retention."""
     done = Archived()
-    days: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    # a file a day and partition, so that each file's footer says where its partition ends
+    days: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for part, offset, entry in topic.loaded_before(before.timestamp(), topic_offsets(directory)):
         when = entry_time(entry) or datetime.fromtimestamp(entry.received, before.tzinfo)
         row = entry_row(replace(entry, seq=part * TOPIC_SEQ + offset))
-        days[when.date().isoformat()].append(row | {"partition": part, "offset": offset})
+        days[when.date().isoformat(), part].append(row | {"partition": part, "offset": offset})
     done.entries = len(_write(directory, days, done))
     return done
 
 
-def _write(directory: Path, days: dict[str, list[dict[str, Any]]], done: Archived) -> list[int]:
-    """A file a day of ``days``' rows; the seqs written."""
+def _write(directory: Path, days: dict[tuple[str, int], list[dict[str, Any]]],
+           done: Archived) -> list[int]:
+    """A file for each (day, partition) of ``days``' rows; the seqs written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     written: list[int] = []
-    for day, rows in sorted(days.items()):
+    for (day, _), rows in sorted(days.items()):
         target = directory / f"date={day}"
         target.mkdir(parents=True, exist_ok=True)
         part = target / f"part-{rows[0]['seq']:015d}.parquet"
@@ -97,16 +99,43 @@ def _write(directory: Path, days: dict[str, list[dict[str, Any]]], done: Archive
 
 
 def topic_offsets(directory: Path) -> dict[int, int]:
-    """Where the archive of a Kafka topic ends: partition -> the first offset it lacks."""
+    """Where the archive of a Kafka topic ends: partition -> the first offset it lacks. Read
+    from the files' footers (a file holds one partition); a file of several partitions, as
+    archives written before 2026-12-07 have, is read whole."""
     import pyarrow.parquet as pq
 
     ends: dict[int, int] = {}
-    for part in sorted(directory.glob("date=*/part-*.parquet")) if directory.is_dir() else []:
-        if "partition" not in pq.read_schema(part).names:
+    for part in _files(directory):
+        meta = pq.read_metadata(part)
+        if "partition" not in meta.schema.names:
             continue
+        low, high = _range(meta, "partition")
+        if low is not None and low == high:
+            last = _range(meta, "offset")[1]
+            if last is not None:
+                ends[low] = max(ends.get(low, 0), last + 1)
+                continue
         for row in pq.read_table(part, columns=["partition", "offset"]).to_pylist():
             ends[row["partition"]] = max(ends.get(row["partition"], 0), row["offset"] + 1)
     return ends
+
+
+def _files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("date=*/part-*.parquet")) if directory.is_dir() else []
+
+
+def _range(meta: Any, column: str) -> tuple[Any, Any]:
+    """The least and the greatest value of ``column`` in a Parquet file, from its footer's
+    statistics; (None, None) when a row group has none."""
+    index = meta.schema.names.index(column)
+    lows, highs = [], []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if stats is None or not stats.has_min_max:
+            return None, None
+        lows.append(stats.min)
+        highs.append(stats.max)
+    return (min(lows), max(highs)) if lows else (None, None)
 
 
 def archivable(events: EventLog, before: datetime, loaded_up_to: int) -> Archived:
@@ -134,16 +163,50 @@ def _old(events: EventLog, before: datetime, loaded_up_to: int,
 
 def read_archive(directory: Path) -> Iterator[Entry]:
     """Every archived entry, by ``seq`` (a Kafka topic's: by the time its message was produced,
-    then partition and offset, as a replay of the topic reads them)."""
+    then partition and offset, as a replay of the topic reads them).
+
+    A merge of the files, each opened only when the merge reaches the least key its footer
+    states: what is held at once is the files whose ranges overlap (the log's entries are
+    archived in ``seq`` order, a file a day), not the archive."""
     import pyarrow.parquet as pq
 
-    found: list[Entry] = []
-    for part in sorted(directory.glob("date=*/part-*.parquet")) if directory.is_dir() else []:
-        for row in pq.read_table(part, columns=["seq", "received", "kind", "event"]).to_pylist():
-            found.append(Entry(row["seq"], row["received"], json.loads(row["event"]),
-                               kind=row["kind"] or "event"))
+    files = _files(directory)
     topic = bool(topic_offsets(directory))
-    yield from sorted(found, key=lambda e: (e.received, e.seq) if topic else (0, e.seq))
+
+    def key(entry: Entry) -> tuple[float, int]:
+        return (entry.received, entry.seq) if topic else (0, entry.seq)
+
+    def first_key(part: Path) -> tuple[float, int]:
+        meta = pq.read_metadata(part)
+        seq = _range(meta, "seq")[0]
+        received = _range(meta, "received")[0] if topic else 0
+        if seq is None or received is None:  # no statistics: the file's first row decides
+            return min((key(e) for e in _entries(part)), default=(0, 0))
+        return (received, seq)
+
+    waiting = sorted((first_key(part), n, part) for n, part in enumerate(files))
+    heap: list[tuple[tuple[float, int], int, Entry, Iterator[Entry]]] = []
+    while waiting or heap:
+        # open every file that may hold an entry before the least one held
+        while waiting and (not heap or waiting[0][0] <= heap[0][0]):
+            _, n, part = waiting.pop(0)
+            rows = iter(sorted(_entries(part), key=key))
+            first = next(rows, None)
+            if first is not None:
+                heapq.heappush(heap, (key(first), n, first, rows))
+        _, n, entry, rows = heapq.heappop(heap)
+        yield entry
+        following = next(rows, None)
+        if following is not None:
+            heapq.heappush(heap, (key(following), n, following, rows))
+
+
+def _entries(part: Path) -> list[Entry]:
+    """One archive file's entries."""
+    import pyarrow.parquet as pq
+
+    return [Entry(row["seq"], row["received"], json.loads(row["event"]), kind=row["kind"] or "event")
+            for row in pq.read_table(part, columns=["seq", "received", "kind", "event"]).to_pylist()]
 
 
 def with_archive(directory: Path | None, events: EventLog) -> Iterable[tuple[Entry, bool]]:
@@ -175,7 +238,7 @@ def purge(directory: Path, names: Callable[[dict[str, Any]], bool]) -> int:
     import pyarrow.parquet as pq
 
     removed = 0
-    for part in sorted(directory.glob("date=*/part-*.parquet")) if directory.is_dir() else []:
+    for part in _files(directory):
         rows = pq.read_table(part).to_pylist()
         kept = [r for r in rows if not names(json.loads(r["event"]))]
         if len(kept) == len(rows):

@@ -74,3 +74,44 @@ def test_the_terminal_is_never_sent_a_control_character_from_a_name(
     assert shown.exit_code in (0, 1), shown.output
     assert "script" in shown.output or "x" in shown.output  # the name is shown
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown.output), repr(shown.output)
+
+
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)"]
+
+
+def test_csv_evidence_never_holds_a_cell_a_spreadsheet_runs(
+        graph: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name that starts like a formula is written with a leading ' in every CSV (the GDPR
+    reach over the CLI and HTTP, the erasure plan), so that opening the evidence runs nothing."""
+    import csv
+    import io
+
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from graph.settings import Settings
+
+    outputs = [dataset(name, columns=["email"],
+                       lineage={"email": [("users", "email", "DIRECT", "IDENTITY")]})
+               for name in FORMULAS]
+    copy = dataset("copy", ns="@evil", columns=["email"])  # its column lineage reads ns:users
+    copy["facets"]["columnLineage"] = outputs[0]["facets"]["columnLineage"]
+    outputs.append(copy)
+    assert not ingest_events(graph, [run_event("COMPLETE", new_run_id(), "=copy", inputs=[
+        dataset("users", columns=["id", "email"])], outputs=outputs)]).rejected
+    point_cli_at_test_server(monkeypatch)
+    shown = CliRunner().invoke(app, ["where", "ns", "users", "email", "--format", "csv"])
+    assert shown.exit_code == 0, shown.output
+    with TestClient(create_app(Settings(), graph), client=("127.0.0.1", 50000),
+                    base_url="http://localhost") as client:
+        answer = client.get("/api/v1/where", params={
+            "namespace": "ns", "dataset": "users", "column": "email", "format": "csv"})
+    assert answer.status_code == 200, answer.text
+    erasure = CliRunner().invoke(app, ["erasure", "plan", "--key", "ns", "users", "id",
+                                       "--personal", "email", "--format", "csv"])
+    assert erasure.exit_code == 0, erasure.output
+    for text, shown_as in ((shown.stdout, [*FORMULAS, "@evil"]), (answer.text, [*FORMULAS, "@evil"]),
+                           (erasure.stdout, ["@evil:copy"])):  # the plan names places ns:name
+        cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+        assert not [c for c in cells if c.startswith(("=", "+", "-", "@"))], cells
+        assert {f"'{name}" for name in shown_as} <= set(cells), cells
