@@ -217,6 +217,10 @@ class Settings(BaseSettings):
     kafka_partitions: int = Field(default=4, ge=1, le=1024)
     """Partitions of a topic the project creates (the local broker's, or ``lineage kafka
     topic``): at most this many workers share the load."""
+    kafka_session_timeout: float = Field(default=45.0, ge=6.0, le=1800.0)
+    """Seconds a worker of a consumer group may go unheard before the broker gives its partitions
+    to the others (``session.timeout.ms``; librdkafka's default, and within the broker's default
+    bounds, 6 s to 30 min): a worker killed or cut off holds its partitions this long."""
 
     @property
     def uses_local_server(self) -> bool:

@@ -195,8 +195,10 @@ class KafkaLog:
 
     def __init__(self, address: KafkaAddress, client_id: str | None = None,
                  max_event_bytes: int = 8 * 2**20,
-                 ledger: Callable[[], EventLog] | None = None) -> None:
+                 ledger: Callable[[], EventLog] | None = None,
+                 session_timeout: float = 45.0) -> None:
         self.address = address
+        self.session_timeout = session_timeout  # LINEAGE_KAFKA_SESSION_TIMEOUT
         self.ledger = ledger  # opens where bulk loads are recorded (the SQLite log), if anywhere
         self.max_event_bytes = max_event_bytes  # a larger message is dead-lettered, as the API
         # refuses a larger body (LINEAGE_MAX_BODY_BYTES)
@@ -286,6 +288,9 @@ class KafkaLog:
                 "client.id": self.client_id, "enable.auto.commit": False,
                 "auto.offset.reset": "earliest", "enable.partition.eof": False,
                 "fetch.message.max.bytes": 10_000_000, "max.poll.interval.ms": 600_000,
+                "session.timeout.ms": int(self.session_timeout * 1000),
+                # librdkafka's 3 s, or a third of a shorter session: two heartbeats may be lost
+                "heartbeat.interval.ms": int(min(3.0, self.session_timeout / 3) * 1000),
                 "partition.assignment.strategy": "cooperative-sticky", **_CLIENT}, logger=client_log)
             consumer.subscribe([self.address.topic], on_assign=self._on_assign,
                                on_revoke=self._on_revoke, on_lost=self._on_revoke)

@@ -49,7 +49,8 @@ def open_event_log(settings: Settings) -> EventLog:
 
     return KafkaLog(KafkaAddress.parse(settings.log, settings.kafka_port),
                     max_event_bytes=settings.max_body_bytes,
-                    ledger=lambda: SQLiteLog(settings.log_path))
+                    ledger=lambda: SQLiteLog(settings.log_path),
+                    session_timeout=settings.kafka_session_timeout)
 
 
 _SCHEMA = """
