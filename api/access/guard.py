@@ -4,7 +4,8 @@ redaction of what it may not see, and the audit of every read.
 For a caller whose grant hides something:
 
 * a request that names a hidden namespace, node or column (a query parameter, a Marquez path
-  segment, a ``nodeId``) is served as if the name did not exist: the name is swapped for one no
+  segment, a ``nodeId``, an object of a question asked by POST) is served as if the name did
+  not exist: the name is swapped for one no
   node has before routing, and swapped back in the answer, so the answer (a 404, an empty page) is
   the one a missing name gets;
 * the answer is redacted (``api.access.redact``): JSON answers node by node, text answers (CSV,
@@ -23,7 +24,7 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode
 
@@ -135,6 +136,8 @@ class AccessGuard:
     async def _redacted(self, scope: Scope, receive: Receive, send: Send,
                         hidden: Hidden) -> tuple[int, int, dict[str, int]]:
         asked, swapped = _swap_hidden_names(scope, hidden)
+        if scope.get("method") == "POST" and scope.get("path") in QUESTIONS_BY_POST:
+            receive = await _body_swapped(asked, receive, hidden, swapped)
         start: MutableMapping[str, Any] = {}
         chunks: list[bytes] = []
 
@@ -175,6 +178,40 @@ class AccessGuard:
         return status, len(body), {**done.nodes, "names": done.names}
 
 
+async def _body_swapped(scope: Scope, receive: Receive, hidden: Hidden,
+                        swapped: dict[str, str]) -> Receive:
+    """What the route receives of a question asked by POST: its body read whole (the routes
+    bound it, LINEAGE_MAX_BODY_BYTES) with each hidden name it gives swapped for a placeholder,
+    as a query's are; ``swapped`` learns the placeholders."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+
+    def swap(value: str) -> str:
+        placeholder = f"nothing-{secrets.token_hex(8)}"
+        swapped[placeholder] = value
+        return placeholder
+
+    body = _swapped_body(b"".join(chunks), hidden, swap)
+    scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"content-length"] + [
+        (b"content-length", str(len(body)).encode())]
+    sent = False
+
+    async def replay() -> MutableMapping[str, Any]:
+        nonlocal sent
+        if sent:
+            return await receive()  # the client's disconnect, when it comes
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
                  search: bool, error: bool) -> tuple[bytes, Redaction]:
     if "json" in media and "ndjson" not in media and body:
@@ -212,20 +249,7 @@ def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, s
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if query:
         given = dict(query)
-        namespace = given.get("namespace")
-        renamed: dict[str, str] = {}
-        if namespace is not None and hidden.namespace_hidden(namespace):
-            renamed["namespace"] = swap(namespace)
-        elif namespace is not None:
-            for key in _NAMED_BY:
-                name = given.get(key)
-                if name is not None and hidden.node_hidden(namespace, name):
-                    renamed[key] = swap(name)
-            dataset = given.get("dataset", given.get("name"))
-            column = given.get("column", given.get("field"))
-            if dataset is not None and column is not None and hidden.column_hidden(
-                    namespace, dataset, column):
-                renamed["column" if "column" in given else "field"] = swap(column)
+        renamed = _renamed(given, hidden, swap)
         node_id = given.get("nodeId")
         if node_id is not None and _node_id_hidden(node_id, hidden):
             kind, _, rest = node_id.partition(":")
@@ -250,6 +274,58 @@ def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, s
             scope = {**scope, "path": path,
                      "raw_path": quote(path.replace(SLASH, "/")).encode("latin-1")}
     return scope, swapped
+
+
+def _renamed(given: Mapping[str, Any], hidden: Hidden, swap: Callable[[str], str]) -> dict[str, str]:
+    """The values of ``given`` (a query, or an object of a request's body) that name what the
+    grant may not see, swapped: a hidden namespace, a hidden node of a visible one (``name``,
+    ``dataset`` or ``job``), a hidden column (``column`` or ``field``)."""
+    namespace = given.get("namespace")
+    if not isinstance(namespace, str):
+        return {}
+    if hidden.namespace_hidden(namespace):
+        return {"namespace": swap(namespace)}
+    renamed: dict[str, str] = {}
+    for key in _NAMED_BY:
+        name = given.get(key)
+        if isinstance(name, str) and hidden.node_hidden(namespace, name):
+            renamed[key] = swap(name)
+    dataset = given.get("dataset", given.get("name"))
+    column = given.get("column", given.get("field"))
+    if isinstance(dataset, str) and isinstance(column, str) and hidden.column_hidden(
+            namespace, dataset, column):
+        renamed["column" if "column" in given else "field"] = swap(column)
+    return renamed
+
+
+def _swapped_body(body: bytes, hidden: Hidden, swap: Callable[[str], str]) -> bytes:
+    """A question's JSON body (the erasure plan's keys, a change file, an OpenLineage event) with
+    each object that names something hidden renamed as :func:`_renamed` does (a change's
+    ``job_namespace`` and ``job`` too); a body that is not JSON goes as it is, for the route to
+    refuse."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    changed = False
+
+    def walk(node: Any) -> Any:
+        nonlocal changed
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        # a change's job is named in its own namespace (job_namespace), not the dataset's
+        renamed = _renamed({k: v for k, v in out.items()
+                            if not (k == "job" and "job_namespace" in out)}, hidden, swap)
+        job = _renamed({"namespace": out.get("job_namespace"), "job": out.get("job")}, hidden, swap)
+        renamed |= {"job_namespace" if k == "namespace" else k: v for k, v in job.items()}
+        changed = changed or bool(renamed)
+        return out | renamed
+
+    swapped = walk(value)
+    return orjson.dumps(swapped) if changed else body
 
 
 def _given(scope: Scope) -> set[str]:

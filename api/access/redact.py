@@ -12,10 +12,11 @@ not found by searching (``drop_hidden_results``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.access.hidden import Hidden
+from api.access.hidden import PREFIX, Hidden
 
 NAME_KEYS = frozenset({"name", "namespace", "dataset", "job", "column", "field", "physicalName",
                        "sourceName", "datasetName", "jobName", "jobNamespace", "simpleName",
@@ -81,13 +82,25 @@ def drop_hidden_results(value: Any, hidden: Hidden) -> Any:
 
 
 def without_hidden(value: Any) -> Any:
-    """An error's body without the hidden nodes it lists (a "did you mean" of hidden names)."""
+    """An error's body without the hidden nodes it lists (a "did you mean" of hidden names, as
+    nodes or in its message), so that an error says no more of what is hidden than a missing
+    name's would."""
     if isinstance(value, dict):
         return {k: without_hidden(v) for k, v in value.items()}
     if isinstance(value, list):
         return [without_hidden(v) for v in value
                 if not (isinstance(v, dict) and v.get("redacted") is True)]
+    if isinstance(value, str):
+        return _SUGGESTED.sub(_visible_suggestions, value)
     return value
+
+
+_SUGGESTED = re.compile(r"; did you mean: ([^;]*)")
+
+
+def _visible_suggestions(found: re.Match[str]) -> str:
+    kept = [name for name in found.group(1).split(", ") if PREFIX not in name]
+    return "; did you mean: " + ", ".join(kept) if kept else ""
 
 
 class _Walk:

@@ -274,6 +274,25 @@ def test_a_hidden_name_is_answered_as_a_missing_one(stack: Any) -> None:
         b = client.get(missing, headers=_auth(READER))
         assert a.status_code == b.status_code and a.status_code in (400, 404), (hidden, a.text)
         assert _shape(a.json()) == _shape(b.json()), (a.text, b.text)
+    # asked by POST: the names in the body are answered as missing ones too
+    erasure, check = "/api/v1/erasure/plan", "/api/v1/impact/check"
+    for path, hidden_body, missing_body in [
+            (erasure, {"keys": [{"namespace": SEEN, "dataset": "raw.users", "column": "contact_kestrel"}]},
+             {"keys": [{"namespace": SEEN, "dataset": "raw.users", "column": "nothing_kestrel"}]}),
+            (erasure, {"keys": [{"namespace": VAULT, "dataset": "vault.ledger_kestrel", "column": "amount"}]},
+             {"keys": [{"namespace": VAULT, "dataset": "vault.nothing_kestrel", "column": "amount"}]}),
+            (check, {"changes": [{"op": "drop_column", "namespace": VAULT,
+                                  "dataset": "vault.ledger_kestrel", "column": "amount"}]},
+             {"changes": [{"op": "drop_column", "namespace": VAULT,
+                           "dataset": "vault.nothing_kestrel", "column": "amount"}]}),
+            (check, {"changes": [{"op": "drop_column", "namespace": SEEN, "dataset": "raw.users",
+                                  "column": "contact_kestrel"}]},
+             {"changes": [{"op": "drop_column", "namespace": SEEN, "dataset": "raw.users",
+                           "column": "nothing_kestrel"}]})]:
+        a = client.post(path, json=hidden_body, headers=_auth(READER))
+        b = client.post(path, json=missing_body, headers=_auth(READER))
+        assert a.status_code == b.status_code and a.status_code in (404, 422), (hidden_body, a.text)
+        assert _shape(a.json()) == _shape(b.json()), (a.text, b.text)
     found = client.get("/api/v1/search", params={"q": "kestrel"}, headers=_auth(READER)).json()
     assert found == {"totalCount": 0, "results": []}
     assert client.get("/api/v1/search", params={"q": "kestrel"},
