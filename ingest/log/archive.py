@@ -222,13 +222,26 @@ def with_archive(directory: Path | None, events: EventLog) -> Iterable[tuple[Ent
                        ((e, False) for e in events.scan()), key=lambda pair: pair[0].seq)
 
 
+_ROWS: dict[Path, tuple[tuple[int, int], int]] = {}
+"""Each archive file's ((modification time, size), rows) as last read: ``/metrics`` asks on every scrape,
+and a footer is read again only when its file changed."""
+
+
 def archived(directory: Path | None) -> int:
     """How many entries the archive holds."""
     import pyarrow.parquet as pq
 
     if directory is None or not directory.is_dir():
         return 0
-    return sum(pq.read_metadata(p).num_rows for p in directory.glob("date=*/part-*.parquet"))
+    total = 0
+    for part in _files(directory):
+        stat = part.stat()
+        changed = (stat.st_mtime_ns, stat.st_size)
+        known = _ROWS.get(part)
+        if known is None or known[0] != changed:
+            known = _ROWS[part] = (changed, pq.read_metadata(part).num_rows)
+        total += known[1]
+    return total
 
 
 def purge(directory: Path, names: Callable[[dict[str, Any]], bool]) -> int:

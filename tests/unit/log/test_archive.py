@@ -16,6 +16,8 @@ from ingest.log.archive import (
     _write,
     archive,
     archive_topic,
+    archived,
+    purge,
     read_archive,
     topic_offsets,
     with_archive,
@@ -106,3 +108,23 @@ def test_a_file_is_read_only_when_the_merge_reaches_it(tmp_path: Path, monkeypat
     assert [next(entries).seq for _ in range(3)] == [1, 2, 3] and len(opened) == 1
     assert next(entries).seq == 4 and len(opened) == 2
     assert len(list(entries)) == 5 and len(opened) == 3
+
+
+def test_the_count_reads_a_footer_again_only_when_its_file_changed(tmp_path: Path, monkeypatch: Any) -> None:
+    import pyarrow.parquet as pq
+
+    log = SQLiteLog(tmp_path / "events.db")
+    log.append([_event(day, 10 * day + n) for day in (1, 2, 3) for n in range(3)])
+    archive(log, tmp_path / "archive", datetime(2024, 7, 1, tzinfo=UTC), log.last_seq())
+    reads: list[Path] = []
+    real = pq.read_metadata
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(Path(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_metadata", counted)
+    assert archived(tmp_path / "archive") == 9 and len(reads) == 3
+    assert archived(tmp_path / "archive") == 9 and len(reads) == 3  # nothing changed: no footer read
+    assert purge(tmp_path / "archive", lambda event: event["run"]["runId"].endswith("20")) == 1
+    assert archived(tmp_path / "archive") == 8 and len(reads) == 4  # the rewritten day's file
