@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from graph.db import Graph
 from graph.errors import NotFound
 from impact.erasure.plan import ErasurePlan, Key, erasure_plan
+from tests.conftest import wipe
 from tests.helpers import ingest_events, ingest_text, run_event
 
 pytestmark = pytest.mark.integration
@@ -224,3 +227,20 @@ def test_the_plan_in_every_format_on_the_cli_and_over_http(
         assert api.post("/api/v1/erasure/plan", json={"keys": []}).status_code == 422
         assert api.post("/api/v1/erasure/plan", json={"keys": [
             {"namespace": WH, "dataset": "raw.users", "column": "nope"}]}).status_code == 404
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(order=st.permutations(range(len(_estate()))), batch=st.sampled_from([1, 3, 500]))
+def test_the_plan_is_the_same_whatever_order_and_batches_the_events_came_in(
+        graph: Graph, order: list[int], batch: int) -> None:
+    """The estate's events in any order and any batching: the same plan, place for place (the
+    graph they make is the same, docs/graph-model.md; the plan is read from it alone)."""
+    events = _estate()
+    wipe(graph)
+    ingest_events(graph, events)
+    expected = erasure_plan(graph, [Key(NS, "public.people", "person_id")], personal=("full_name",))
+    wipe(graph)
+    ingest_events(graph, [events[i] for i in order], batch_size=batch)
+    found = erasure_plan(graph, [Key(NS, "public.people", "person_id")], personal=("full_name",))
+    assert found == expected
