@@ -9,6 +9,10 @@ log's size (and the archive's); on the ON_DISK days, the store's files after a c
 end, the questions' p50/p95 on both, and the ingest rate of a night loaded while a retention run
 works against one without.
 
+From ``--retire-day`` on, one job in ten that reads two tables or more stops reading its last
+one (its READS and column lineage from it retire), so that lineage past the summary window is
+seen removed: those edges go on the first night after ``--retire-day`` + the summary window.
+
     python -m bench.retention                          # S: 1,000 datasets, 400 days
     python -m bench.retention --datasets 200 --days 200 --out docs/results/retention.json
 """
@@ -99,6 +103,8 @@ def main() -> None:
                         help="days to measure the store's files too (a stop and a start)")
     parser.add_argument("--detailed", type=float, default=90.0)
     parser.add_argument("--summary", type=float, default=365.0)
+    parser.add_argument("--retire-day", type=int, default=20,
+                        help="from this day on, a job in ten stops reading one of its inputs")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     with scratch("lineage-retention-") as work:
@@ -128,8 +134,11 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
     per_night = len(ts)
     nights = events(ts, days=args.days + 6)  # and six for the ingest beside a retention run
     days: list[dict[str, Any]] = []
+    dropped = {f"build_{t.name}": t.inputs[-1] for t in ts[::10] if len(t.inputs) >= 2}
     for day in range(1, args.days + 1):
         night = list(islice(nights, per_night))
+        if day >= args.retire_day:
+            night = [_without_input(e, dropped.get(e["job"]["name"])) for e in night]
         row: dict[str, Any] = {"day": day}
         for side in sides:  # alternated, night by night, on the same machine
             row[f"{side.name} load s"] = round(side.load(night), 3)
@@ -142,7 +151,8 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
             print(row, flush=True)
     found: dict[str, Any] = {"datasets": args.datasets, "days": args.days,
                              "detailed days": args.detailed, "summary days": args.summary,
-                             "events per night": per_night, "sizes": days}
+                             "events per night": per_night, "retire day": args.retire_day,
+                             "jobs that stop reading an input": len(dropped), "sizes": days}
     on = [d["on"] for d in days if d["day"] >= min(120, args.days)]
     found["on, from day 120: store MB min/max"] = [min(d["store_mb"] for d in on if "store_mb" in d),
                                                    max(d["store_mb"] for d in on if "store_mb" in d)]
@@ -152,6 +162,23 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
     found["ingest while retention runs"] = _ingest_beside_retention(sides[1], nights, per_night,
                                                                     args)
     return found
+
+
+def _without_input(event: dict[str, Any], name: str | None) -> dict[str, Any]:
+    """``event`` as its job states it once it no longer reads ``name``: the input gone, and the
+    column lineage from it (a column left with none has no lineage entry)."""
+    if name is None:
+        return event
+    outputs = []
+    for out in event.get("outputs", []):
+        lineage = out["facets"].get("columnLineage")
+        if lineage is not None:
+            fields = {col: {"inputFields": kept} for col, f in lineage["fields"].items()
+                      if (kept := [i for i in f["inputFields"] if i["name"] != name])}
+            out = {**out, "facets": {**out["facets"], "columnLineage": {"fields": fields}}}
+        outputs.append(out)
+    return {**event, "inputs": [i for i in event.get("inputs", []) if i["name"] != name],
+            "outputs": outputs}
 
 
 def _latency(side: Side, ts: list[Any], asks: int = 60) -> dict[str, dict[str, float]]:
