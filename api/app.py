@@ -83,7 +83,7 @@ def create_app(settings: Settings | None = None, graph: Graph | None = None,
     app.state.settings = found.settings
     app.state.tokens = found.tokens
     app.add_middleware(AccessGuard, found=found, described=lambda: app.openapi())
-    app.add_middleware(Guard, tokens=found.tokens)
+    app.add_middleware(Guard, tokens=found.tokens, access=found.access)
     # outside the guard: its refusals carry the id too, and are counted
     app.add_middleware(RequestContext, stats=found.requests)
     app.add_middleware(EncodedSlashes)  # before routing: a '/' encoded in a name stays in it

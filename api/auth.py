@@ -2,7 +2,8 @@
 
 ``LINEAGE_API_TOKENS="s3cret-reader:read,s3cret-writer:write"``: a write token may also read. With no
 tokens configured the API is open, so it only answers clients on loopback and ``lineage serve``
-refuses to bind any other address.
+refuses to bind any other address. The access file may also believe a proxy that signs users in
+(``proxy:`` there): its groups header names the caller's grant.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import functools
 import hmac
 import ipaddress
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from graph.errors import LineageError
-from impact.access.grants import Access
+from impact.access.grants import Access, Grant
 
 SCOPES = ("read", "write")
 
@@ -59,6 +61,39 @@ def parse_tokens(spec: str | None, access: Access | None = None) -> Tokens:
             raise TokenConfigError(f"LINEAGE_API_TOKENS item {i + 1}: token shorter than 8 characters")
         scopes[token] = scope
     return Tokens(scopes)
+
+
+@dataclass(frozen=True)
+class Proxied:
+    """A caller a trusted proxy vouches for (docs/access.md, "Identities from a proxy")."""
+
+    grant: Grant | None  # the first grant naming one of its groups; None: no grant does
+    who: str  # the user header, else the groups
+    groups: tuple[str, ...]
+
+    def refusal(self, needed: str) -> str | None:
+        """Why this caller may not do what needs scope ``needed``, or None."""
+        if self.grant is None:
+            return (f"no grant of the access file names any of the groups "
+                    f"{', '.join(self.groups) or '(none)'} (from the proxy's header)")
+        if needed == "write" and not self.grant.write:
+            return f"the grant {self.grant.name!r} lacks the write scope"
+        return None
+
+
+def proxied(access: Access | None, host: str | None, header: Callable[[str], str | None]
+            ) -> Proxied | None:
+    """The caller a trusted proxy names in its headers (``header`` reads one by name); None when
+    the request did not come from a trusted proxy's address or carries no groups header."""
+    proxy = access.proxy if access is not None else None
+    if access is None or proxy is None or not proxy.trusts(host):
+        return None
+    given = header(proxy.groups_header)
+    if given is None:
+        return None
+    groups = tuple(g.strip() for g in given.split(",") if g.strip())
+    who = (header(proxy.user_header) or "").strip() or f"groups:{','.join(groups)}"
+    return Proxied(access.grant_of_groups(groups), who, groups)
 
 
 @functools.lru_cache(maxsize=1024)

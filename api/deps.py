@@ -16,7 +16,7 @@ from fastapi import Depends, HTTPException, Query, Request
 
 from api.access.audit import AuditLog
 from api.access.hidden import HiddenCache, opaque_salt
-from api.auth import Tokens, is_loopback, parse_tokens
+from api.auth import Tokens, is_loopback, parse_tokens, proxied
 from api.errors import BadParam
 from api.metrics import Counters
 from api.receive import BodyBudget
@@ -116,10 +116,20 @@ async def graph(request: Request) -> Graph:
 
 
 async def check_scope(request: Request, scope: str) -> None:
-    """Refuse the request unless its token has ``scope`` (or, without tokens, it is loopback)."""
-    tokens = app_context(request).tokens
+    """Refuse the request unless its token has ``scope``, or a trusted proxy names a grant that
+    has it (or, without tokens, it is loopback)."""
+    found = app_context(request)
+    tokens = found.tokens
+    host = request.client.host if request.client else None
+    if found.access is not None and found.access.proxy is not None \
+            and "authorization" not in request.headers:
+        vouched = proxied(found.access, host, request.headers.get)
+        if vouched is not None:
+            refusal = vouched.refusal(scope)
+            if refusal is not None:
+                raise HTTPException(403, refusal)
+            return
     if not tokens.enabled:
-        host = request.client.host if request.client else None
         if not is_loopback(host):
             raise HTTPException(403, "no API tokens are configured, so only loopback clients "
                                      "are served; set LINEAGE_API_TOKENS")

@@ -11,7 +11,8 @@ still be a browser tricked by another site:
   not a loopback origin (``null`` included: a sandboxed frame or a local file's page), or when
   the browser marks it ``Sec-Fetch-Site: cross-site``.
 
-With tokens, a browser cannot send a bearer token on its own, so neither applies; instead the
+With tokens (or a proxy that signs users in, named by the access file), a browser cannot send a
+bearer token on its own, so neither applies; instead the
 metrics and the API's own description (``/metrics``, ``/docs``, ``/redoc``, ``/openapi.json``) need
 a read token like every question. ``/health`` and ``/ready`` stay open in both modes.
 
@@ -27,7 +28,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from api import errors
-from api.auth import Tokens, is_loopback
+from api.auth import Tokens, is_loopback, proxied
+from impact.access.grants import Access
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -47,10 +49,26 @@ def host_of(value: str) -> str:
         return ""
 
 
+def header_of(scope: Scope) -> Callable[[str], str | None]:
+    """A request header by name (any case), from the ASGI scope."""
+    def header(name: str) -> str | None:
+        wanted = name.lower().encode("latin-1")
+        return next((v.decode("latin-1") for k, v in scope["headers"] if k.lower() == wanted), None)
+    return header
+
+
+def client_host(scope: Scope) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
 class Guard:
-    def __init__(self, app: App, tokens: Tokens) -> None:
+    def __init__(self, app: App, tokens: Tokens, access: Access | None = None) -> None:
         self.app = app
         self.tokens = tokens
+        self.access = access
+        # callers are known by their tokens, or by a proxy that signs them in: not loopback-only
+        self.authenticated = tokens.enabled or (access is not None and access.proxy is not None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,10 +89,15 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
                    if k.lower() in (b"host", b"origin", b"sec-fetch-site", b"authorization")}
         path = scope.get("path", "")
-        if self.tokens.enabled:
-            if path in DESCRIBED:
-                return self._token_refusal(headers.get("authorization", ""))
-            return None
+        if self.authenticated:
+            if path not in DESCRIBED:
+                return None
+            if "authorization" not in headers:
+                vouched = proxied(self.access, client_host(scope), header_of(scope))
+                if vouched is not None:
+                    refusal = vouched.refusal("read")
+                    return None if refusal is None else (403, refusal, [])
+            return self._token_refusal(headers.get("authorization", ""))
         host = headers.get("host")
         if host is not None and not is_loopback(host_of(host)):
             return (421, f"Host {host!r} is not a loopback name: without API tokens only "

@@ -25,7 +25,8 @@ OUTCOMES = ("served", "redacted", "refused")
 
 @dataclass(frozen=True)
 class Read:
-    who: str  # the grant's name; "token" for a LINEAGE_API_TOKENS token, "loopback", "anonymous"
+    who: str  # the grant's name; "token" for a LINEAGE_API_TOKENS token, "loopback", "anonymous",
+    # "proxy" for a proxy's user whose groups name no grant
     method: str
     path: str
     query: str
@@ -33,6 +34,7 @@ class Read:
     bytes: int
     redacted: dict[str, int]  # hidden nodes by kind, and "names" replaced in text
     millis: float
+    user: str | None = None  # who a trusted proxy says the caller is (its grant is ``who``)
 
     @property
     def outcome(self) -> str:
@@ -53,7 +55,8 @@ class AuditLog:
             "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z", "who": read.who,
             "method": read.method, "path": read.path, "query": read.query, "status": read.status,
             "bytes": read.bytes, "outcome": read.outcome, "redacted": read.redacted,
-            "ms": round(read.millis, 2)}, ensure_ascii=False, sort_keys=True) + "\n"
+            "ms": round(read.millis, 2), **({"user": read.user} if read.user else {})},
+            ensure_ascii=False, sort_keys=True) + "\n"
         with self._lock:
             self.counts[(read.who, read.outcome)] += 1
             private_dir(self.directory)

@@ -41,7 +41,8 @@ from api.access.redact import (
     redact_text,
     without_hidden,
 )
-from api.guard import SAFE_METHODS, App, Receive, Scope, Send
+from api.auth import proxied
+from api.guard import SAFE_METHODS, App, Receive, Scope, Send, client_host, header_of
 from api.paths import SLASH
 from impact.access.grants import Grant
 
@@ -60,17 +61,22 @@ GRANT = "lineage.grant"
 _NAMED_BY = ("name", "dataset", "job")
 
 
-def caller(scope: Scope, found: AppContext) -> tuple[Grant | None, str]:
-    """The caller's grant and who it is, for the audit log."""
+def caller(scope: Scope, found: AppContext) -> tuple[Grant | None, str, str | None]:
+    """The caller's grant, who it is for the audit log and its counts (the grant's name), and
+    the user a trusted proxy names, if one does."""
     header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
     kind, _, token = header.decode("latin-1").partition(" ")
     token = token.strip()
     if kind.lower() == "bearer" and token:
         grant = found.access.grant_of(token) if found.access is not None else None
         if grant is not None:
-            return grant, grant.name
-        return None, "token" if found.tokens.scope_of(token) else "unknown-token"
-    return None, "anonymous" if found.tokens.enabled else "loopback"
+            return grant, grant.name, None
+        return None, "token" if found.tokens.scope_of(token) else "unknown-token", None
+    vouched = proxied(found.access, client_host(scope), header_of(scope))
+    if vouched is not None:
+        return vouched.grant, vouched.grant.name if vouched.grant else "proxy", vouched.who
+    return None, "anonymous" if found.tokens.enabled else "loopback", None
+
 
 
 def refused_namespace(grant: Grant | None, namespaces: set[str]) -> str | None:
@@ -96,7 +102,7 @@ class AccessGuard:
         if scope["type"] != "http" or scope.get("path") in UNAUDITED:
             await self.app(scope, receive, send)
             return
-        grant, who = caller(scope, self.found)
+        grant, who, user = caller(scope, self.found)
         scope[GRANT] = grant  # in place: the router's "route" must reach the request log outside
         method, path = scope.get("method", "GET"), scope.get("path", "")
         if method not in SAFE_METHODS and path not in QUESTIONS_BY_POST:
@@ -116,7 +122,7 @@ class AccessGuard:
             status, size, redacted = await _measured(self.app, scope, receive, send)
         self.found.audit.record(Read(
             who, method, path, scope.get("query_string", b"").decode("latin-1"), status, size,
-            redacted, (time.perf_counter() - started) * 1000))
+            redacted, (time.perf_counter() - started) * 1000, user))
 
     def _write_refusal(self, grant: Grant | None, path: str) -> str | None:
         if grant is None or path == EVENTS:

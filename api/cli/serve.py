@@ -39,16 +39,19 @@ def serve_cmd(
     from api.app import create_app
     from api.auth import TokenConfigError, is_loopback, parse_tokens
     from api.http_server import limited
+    from impact.access.grants import AccessError, read_access
     from ingest.pipeline import relax_gc
 
     settings = get_settings()
     host = host or settings.api_host
     port = port or settings.api_port
     try:
-        tokens = parse_tokens(settings.api_tokens)
-    except TokenConfigError as e:
+        access = read_access(settings.access) if settings.access else None
+        tokens = parse_tokens(settings.api_tokens, access)
+    except (TokenConfigError, AccessError) as e:
         raise fail(str(e), code=2) from e
-    if not tokens.enabled and not is_loopback(host):
+    signed_in = access is not None and access.proxy is not None  # callers named by a proxy
+    if not tokens.enabled and not signed_in and not is_loopback(host):
         raise fail(f"refusing to bind {host}: no LINEAGE_API_TOKENS are set, so the API would be "
                     "open to the network. Set tokens (TOKEN:read,TOKEN:write) or bind 127.0.0.1.",
                     code=2)

@@ -1,6 +1,8 @@
 """The access file (``LINEAGE_ACCESS``, docs/access.md): who may read and write which lineage.
 
-A grant names its callers (API tokens, given as the token or as ``env:VARIABLE``), the namespaces
+A grant names its callers (API tokens, given as the token or as ``env:VARIABLE``; groups, which
+a proxy that signs users in says in a header, believed only from the addresses of ``proxy:
+{trusted: [...]}``), the namespaces
 they may read and write (shell-style patterns: ``finance.*``, ``postgres://warehouse:5432``,
 ``*``), the tags whose columns and datasets they may not see outside their own namespaces
 (``hide_tags``; own: the ``own`` patterns, by default the ``write`` ones), and the file says whom
@@ -16,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import hmac
+import ipaddress
 import os
 import re
 from collections.abc import Iterable
@@ -37,16 +40,24 @@ class AccessError(LineageError, ValueError):
 
 class _GrantIn(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    tokens: list[str] = Field(min_length=1)
+    tokens: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
     read: list[str] = Field(default_factory=lambda: [ANYONE])
     write: list[str] = Field(default_factory=list)
     own: list[str] | None = None
     hide_tags: list[str] = Field(default_factory=list)
 
 
+class _ProxyIn(Strict):
+    trusted: list[str] = Field(min_length=1)
+    groups_header: str = Field(default="X-Forwarded-Groups", min_length=1)
+    user_header: str = Field(default="X-Forwarded-User", min_length=1)
+
+
 class _AccessIn(Strict):
     grants: list[_GrantIn] = Field(min_length=1)
     contacts: dict[str, str] = Field(default_factory=dict)
+    proxy: _ProxyIn | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,7 @@ class Grant:
 
     name: str
     tokens: tuple[str, ...]
+    groups: tuple[str, ...]
     read: tuple[str, ...]
     write: tuple[str, ...]
     own: tuple[str, ...]
@@ -87,9 +99,33 @@ class Grant:
 
 
 @dataclass(frozen=True)
+class Proxy:
+    """A proxy in front of the API that signs users in (OIDC) and says who they are in headers:
+    believed only from its own addresses."""
+
+    trusted: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+    groups_header: str  # comma-separated group names
+    user_header: str  # who, for the audit log
+
+    def trusts(self, host: str | None) -> bool:
+        try:
+            address = ipaddress.ip_address(host or "")
+        except ValueError:
+            return False
+        return any(address in network for network in self.trusted)
+
+
+@dataclass(frozen=True)
 class Access:
     grants: tuple[Grant, ...]
     contacts: tuple[tuple[str, str], ...]  # (namespace pattern, whom to ask), as written
+    proxy: Proxy | None = None
+
+    def grant_of_groups(self, groups: Iterable[str]) -> Grant | None:
+        """The first grant of the file that names one of ``groups`` (a user in several groups
+        gets the first such grant: list the wider grants first)."""
+        given = set(groups)
+        return next((g for g in self.grants if given.intersection(g.groups)), None)
 
     def grant_of(self, token: str) -> Grant | None:
         found = None
@@ -128,14 +164,33 @@ def _access(document: Document, found: _AccessIn) -> Access:
                                        "this token is given to another grant too")
             seen_tokens.add(token)
             tokens.append(token)
+        if not tokens and not g.groups:
+            raise document.problem(("grants", i), "a grant names its callers: tokens, groups or both")
+        if g.groups and found.proxy is None:
+            raise document.problem(("grants", i, "groups"),
+                                   "groups come from a proxy's header: the file needs proxy: "
+                                   "{trusted: [ADDRESS, ...]}")
         for key in ("read", "write", "own"):
             for j, pattern in enumerate(getattr(g, key) or ()):
                 _pattern(document, ("grants", i, key, j), pattern)
-        grants.append(Grant(g.name, tuple(tokens), tuple(g.read), tuple(g.write),
+        grants.append(Grant(g.name, tuple(tokens), tuple(g.groups), tuple(g.read), tuple(g.write),
                             tuple(g.write if g.own is None else g.own), frozenset(g.hide_tags)))
     for pattern in found.contacts:
         _pattern(document, ("contacts", pattern), pattern)
-    return Access(tuple(grants), tuple(found.contacts.items()))
+    return Access(tuple(grants), tuple(found.contacts.items()), _proxy(document, found.proxy))
+
+
+def _proxy(document: Document, given: _ProxyIn | None) -> Proxy | None:
+    if given is None:
+        return None
+    networks = []
+    for j, address in enumerate(given.trusted):
+        try:
+            networks.append(ipaddress.ip_network(address, strict=False))
+        except ValueError:
+            raise document.problem(("proxy", "trusted", j),
+                                   f"{address!r} is not an address or a network") from None
+    return Proxy(tuple(networks), given.groups_header, given.user_header)
 
 
 def _token(document: Document, loc: tuple[str | int, ...], given: str) -> str:

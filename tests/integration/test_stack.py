@@ -233,3 +233,25 @@ def test_root_cause_of_sparks_dashboard_names_the_failed_revenue_run(stack: Stac
     top = answer.candidates[0]
     assert top.kind == "failed run" and top.dataset == f"file:{stack.wh}/marts/revenue_by_country"
     assert "CAST_INVALID_INPUT" in top.evidence["errorMessage"]
+
+
+def test_an_erasure_plan_over_sparks_and_dbts_lineage(stack: Stack) -> None:
+    """The Spark demo's subject, by raw/users.user_id with email named personal: the plain selects
+    that keep user_id are deleted by key (users_clean, ml/user_features), the revenue dashboard
+    (aggregated by country) holds nothing of the person to delete, and nothing rebuilt comes
+    before a place it reads (docs/graph-model.md, "Erasure")."""
+    from impact.erasure.plan import Key, erasure_plan
+
+    users = f"{stack.wh}/raw/users"
+    plan = erasure_plan(stack.graph, [Key("file", users, "user_id")], personal=("email",))
+    places = {p.dataset: p for p in plan.places}
+    assert plan.personal == (f"file:{users}.email",)
+    for copy in ("staging/users_clean", "ml/user_features"):
+        place = places[f"file:{stack.wh}/{copy}"]
+        assert (place.action, place.key_columns) == ("delete by key", ("user_id",)), place
+        assert place.statement is None  # a file path, not a SQL table: no DELETE template
+    assert places.get(f"file:{stack.wh}/dashboards/revenue") is None or \
+        places[f"file:{stack.wh}/dashboards/revenue"].action != "delete by key"
+    steps = {p.dataset: p.step for p in plan.places}
+    for p in plan.places:
+        assert all(steps[before] < p.step for before in p.after if before in steps), p

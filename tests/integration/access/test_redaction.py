@@ -347,3 +347,68 @@ def test_the_access_file_is_checked_with_the_line(tmp_path: Path) -> None:
     path.write_text("grants:\n  - name: a\n    tokens: [env:LINEAGE_TEST_NO_SUCH_VAR]\n")
     with pytest.raises(AccessError, match=r":3: .*LINEAGE_TEST_NO_SUCH_VAR is not set"):
         read_access(path)
+    path.write_text("grants:\n  - name: a\n    groups: [analysts]\n")
+    with pytest.raises(AccessError, match=r":3: grants\[0\]\.groups: .*needs proxy"):
+        read_access(path)
+    path.write_text("proxy:\n  trusted: [10.0.0.0/8, not-an-address]\n"
+                    "grants:\n  - name: a\n    groups: [analysts]\n")
+    with pytest.raises(AccessError, match=r":2: proxy\.trusted\[1\]: 'not-an-address' is not"):
+        read_access(path)
+    path.write_text("grants:\n  - name: a\n    read: ['*']\n")
+    with pytest.raises(AccessError, match=r":2: grants\[0\]: a grant names its callers"):
+        read_access(path)
+
+
+PROXY = "10.9.8.7"  # the proxy that signs users in (OIDC) and says their groups
+
+PROXIED_ACCESS = f"""\
+proxy:
+  trusted: ["{PROXY}/32"]
+grants:
+  - name: admins
+    tokens: [{ADMIN}]
+    groups: [platform]
+    read: ["*"]
+    write: ["*"]
+  - name: analyst
+    groups: [data-analysts]
+    read: ["{SEEN}", "{OWN}*"]
+    hide_tags: [PII]
+"""
+
+
+def _from_proxy(groups: str, user: str = "ada@example.com") -> dict[str, str]:
+    return {"X-Forwarded-Groups": groups, "X-Forwarded-User": user}
+
+
+def test_a_proxy_that_signs_users_in_names_their_grant_by_group(
+        stack: Any, graph: Graph, tmp_path: Path) -> None:
+    """Groups from a trusted proxy's header choose the grant (the first of the file naming one of
+    them); the same header from any other address is ignored; groups that no grant names, and a
+    write by a read-only group, are refused; the audit log keeps the user, the counts the grant."""
+    _, log, _ = stack
+    access = tmp_path / "proxied.yaml"
+    access.write_text(PROXIED_ACCESS, encoding="utf-8")
+    settings = Settings(state_dir=tmp_path / "proxied", access=access)
+    app = create_app(settings, graph, log)
+    with TestClient(app, client=(PROXY, 40000), base_url="http://lineage.example.com") as proxy, \
+            TestClient(app, client=("10.9.8.8", 40000), base_url="http://lineage.example.com") as other:
+        asked = f"/api/v1/impact/dataset?namespace={SEEN}&name=raw.users&depth=5"
+        seen = proxy.get(asked, headers=_from_proxy("staff, data-analysts"))
+        assert seen.status_code == 200, seen.text
+        assert MARK not in seen.content and int(seen.headers["lineage-redacted"]) > 0
+        # in both groups: the first grant of the file naming one of them
+        whole = proxy.get(asked, headers=_from_proxy("data-analysts,platform"))
+        assert whole.status_code == 200 and MARK in whole.content
+        assert other.get(asked, headers=_from_proxy("platform")).status_code == 401  # not believed
+        nobody = proxy.get(asked, headers=_from_proxy("staff"))
+        assert nobody.status_code == 403 and "staff" in nobody.json()["message"]
+        event = run_event("COMPLETE", new_run_id(), "load", ns=OWN, outputs=[_ds(OWN, "own.t", ["a"])])
+        write = proxy.post("/api/v1/lineage", json=event, headers=_from_proxy("data-analysts"))
+        assert write.status_code == 403 and "write" in write.json()["message"], write.text
+        assert proxy.get("/openapi.json", headers=_from_proxy("data-analysts")).status_code == 200
+        assert proxy.get("/openapi.json").status_code == 401  # no groups said: a token is needed
+    lines = [json.loads(x) for x in (tmp_path / "proxied" / "audit" / "reads.jsonl").read_text().splitlines()]
+    analyst = [x for x in lines if x["who"] == "analyst"]
+    assert analyst and {x["user"] for x in analyst} == {"ada@example.com"}
+    assert {x["who"] for x in lines if x["status"] == 403} >= {"proxy"}
