@@ -92,7 +92,8 @@ def proxied(access: Access | None, host: str | None, header: Callable[[str], str
     if given is None:
         return None
     groups = tuple(g.strip() for g in given.split(",") if g.strip())
-    who = (header(proxy.user_header) or "").strip() or f"groups:{','.join(groups)}"
+    # bounded: the audit log keeps it on every line
+    who = (header(proxy.user_header) or "").strip()[:256] or f"groups:{','.join(groups)}"[:256]
     return Proxied(access.grant_of_groups(groups), who, groups)
 
 

@@ -121,8 +121,7 @@ async def check_scope(request: Request, scope: str) -> None:
     found = app_context(request)
     tokens = found.tokens
     host = request.client.host if request.client else None
-    if found.access is not None and found.access.proxy is not None \
-            and "authorization" not in request.headers:
+    if "authorization" not in request.headers:
         vouched = proxied(found.access, host, request.headers.get)
         if vouched is not None:
             refusal = vouched.refusal(scope)

@@ -5,9 +5,8 @@ For a caller whose grant hides something:
 
 * a request that names a hidden namespace, node or column (a query parameter, a Marquez path
   segment, a ``nodeId``, an object of a question asked by POST) is served as if the name did
-  not exist: the name is swapped for one no
-  node has before routing, and swapped back in the answer, so the answer (a 404, an empty page) is
-  the one a missing name gets;
+  not exist: the name is swapped for one no node has before routing, and swapped back in the
+  answer, so the answer (a 404, an empty page) is the one a missing name gets;
 * the answer is redacted (``api.access.redact``): JSON answers node by node, text answers (CSV,
   Markdown, HTML, Prometheus' format) name by name; headers ``Lineage-Redacted`` (how many nodes
   and names) and ``Lineage-Redacted-Ask`` (whom to ask) say what was.
@@ -76,7 +75,6 @@ def caller(scope: Scope, found: AppContext) -> tuple[Grant | None, str, str | No
     if vouched is not None:
         return vouched.grant, vouched.grant.name if vouched.grant else "proxy", vouched.who
     return None, "anonymous" if found.tokens.enabled else "loopback", None
-
 
 
 def refused_namespace(grant: Grant | None, namespaces: set[str]) -> str | None:
@@ -186,9 +184,9 @@ class AccessGuard:
 
 async def _body_swapped(scope: Scope, receive: Receive, hidden: Hidden,
                         swapped: dict[str, str]) -> Receive:
-    """What the route receives of a question asked by POST: its body read whole (the routes
-    bound it, LINEAGE_MAX_BODY_BYTES) with each hidden name it gives swapped for a placeholder,
-    as a query's are; ``swapped`` learns the placeholders."""
+    """What the route receives of a question asked by POST: its body read whole (as the route
+    reads it) with each hidden name it gives swapped for a placeholder, as a query's are;
+    ``swapped`` learns the placeholders."""
     chunks: list[bytes] = []
     while True:
         message = await receive()
@@ -197,13 +195,7 @@ async def _body_swapped(scope: Scope, receive: Receive, hidden: Hidden,
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             break
-
-    def swap(value: str) -> str:
-        placeholder = f"nothing-{secrets.token_hex(8)}"
-        swapped[placeholder] = value
-        return placeholder
-
-    body = _swapped_body(b"".join(chunks), hidden, swap)
+    body = _swapped_body(b"".join(chunks), hidden, _swapper(swapped))
     scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"content-length"] + [
         (b"content-length", str(len(body)).encode())]
     sent = False
@@ -246,11 +238,7 @@ def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
 def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, str]]:
     """The request with each hidden name it gives swapped for a placeholder no node has."""
     swapped: dict[str, str] = {}
-
-    def swap(value: str) -> str:
-        placeholder = f"nothing-{secrets.token_hex(8)}"
-        swapped[placeholder] = value
-        return placeholder
+    swap = _swapper(swapped)
 
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if query:
@@ -280,6 +268,15 @@ def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, s
             scope = {**scope, "path": path,
                      "raw_path": quote(path.replace(SLASH, "/")).encode("latin-1")}
     return scope, swapped
+
+
+def _swapper(swapped: dict[str, str]) -> Callable[[str], str]:
+    """A function giving a name's placeholder, which ``swapped`` keeps (placeholder: name)."""
+    def swap(value: str) -> str:
+        placeholder = f"nothing-{secrets.token_hex(8)}"
+        swapped[placeholder] = value
+        return placeholder
+    return swap
 
 
 def _renamed(given: Mapping[str, Any], hidden: Hidden, swap: Callable[[str], str]) -> dict[str, str]:
