@@ -2,8 +2,9 @@
 
 ``LINEAGE_API_TOKENS="s3cret-reader:read,s3cret-writer:write"``: a write token may also read. With no
 tokens configured the API is open, so it only answers clients on loopback and ``lineage serve``
-refuses to bind any other address. The access file may also believe a proxy that signs users in
-(``proxy:`` there): its groups header names the caller's grant.
+refuses to bind any other address. The access file may also know callers an identity provider
+signed in: by a trusted proxy's headers (``proxy:``) or a signed token (``jwt:``), whose groups
+name the caller's grant.
 """
 
 from __future__ import annotations
@@ -63,38 +64,72 @@ def parse_tokens(spec: str | None, access: Access | None = None) -> Tokens:
     return Tokens(scopes)
 
 
+class BadToken(LineageError):
+    """A bearer token that looks signed (a JWT) and is not good: a 401 saying why."""
+
+
 @dataclass(frozen=True)
-class Proxied:
-    """A caller a trusted proxy vouches for (docs/access.md, "Identities from a proxy")."""
+class SignedIn:
+    """A caller known by an identity provider: through a trusted proxy's headers or a token it
+    signed (docs/access.md, "Identities from a sign-in")."""
 
     grant: Grant | None  # the first grant naming one of its groups; None: no grant does
-    who: str  # the user header, else the groups
+    who: str  # the user (a header, or a claim), else the groups
     groups: tuple[str, ...]
 
     def refusal(self, needed: str) -> str | None:
         """Why this caller may not do what needs scope ``needed``, or None."""
         if self.grant is None:
             return (f"no grant of the access file names any of the groups "
-                    f"{', '.join(self.groups) or '(none)'} (from the proxy's header)")
+                    f"{', '.join(self.groups) or '(none)'}")
         if needed == "write" and not self.grant.write:
             return f"the grant {self.grant.name!r} lacks the write scope"
         return None
 
 
-def proxied(access: Access | None, host: str | None, header: Callable[[str], str | None]
-            ) -> Proxied | None:
-    """The caller a trusted proxy names in its headers (``header`` reads one by name); None when
-    the request did not come from a trusted proxy's address or carries no groups header."""
-    proxy = access.proxy if access is not None else None
-    if access is None or proxy is None or not proxy.trusts(host):
+def signed_in(access: Access | None, host: str | None, header: Callable[[str], str | None],
+              token: str | None) -> SignedIn | None:
+    """The caller an identity provider vouches for: by ``token`` (a bearer token not among the
+    static ones) when the access file verifies JWTs, else, without a token, by a trusted proxy's
+    headers (``header`` reads one by name). None when neither applies; BadToken for a JWT that
+    does not verify."""
+    if access is None:
+        return None
+    if token is not None:
+        return _by_jwt(access, token)
+    proxy = access.proxy
+    if proxy is None or not proxy.trusts(host):
         return None
     given = header(proxy.groups_header)
     if given is None:
         return None
     groups = tuple(g.strip() for g in given.split(",") if g.strip())
+    return SignedIn(access.grant_of_groups(groups), _who(header(proxy.user_header), groups), groups)
+
+
+def _by_jwt(access: Access, token: str) -> SignedIn | None:
+    config = access.jwt
+    if config is None or token.count(".") != 2:
+        return None
+    import jwt
+
+    try:
+        claims = jwt.decode(token, config.key, algorithms=list(config.algorithms),
+                            audience=config.audience, issuer=config.issuer, leeway=30,
+                            options={"require": ["exp", "iss", "aud"]})
+    except jwt.PyJWTError as e:
+        raise BadToken(f"the signed token was refused: {e}") from None
+    given = claims.get(config.groups_claim) or []
+    named = given.split(",") if isinstance(given, str) else given if isinstance(given, list) else []
+    groups = tuple(str(g).strip() for g in named if str(g).strip())
+    user = claims.get(config.user_claim)
+    return SignedIn(access.grant_of_groups(groups), _who(str(user) if user else None, groups),
+                    groups)
+
+
+def _who(user: str | None, groups: tuple[str, ...]) -> str:
     # bounded: the audit log keeps it on every line
-    who = (header(proxy.user_header) or "").strip()[:256] or f"groups:{','.join(groups)}"[:256]
-    return Proxied(access.grant_of_groups(groups), who, groups)
+    return ((user or "").strip() or f"groups:{','.join(groups)}")[:256]
 
 
 @functools.lru_cache(maxsize=1024)

@@ -16,7 +16,7 @@ from fastapi import Depends, HTTPException, Query, Request
 
 from api.access.audit import AuditLog
 from api.access.hidden import HiddenCache, opaque_salt
-from api.auth import Tokens, is_loopback, parse_tokens, proxied
+from api.auth import BadToken, Tokens, is_loopback, parse_tokens, signed_in
 from api.errors import BadParam
 from api.metrics import Counters
 from api.receive import BodyBudget
@@ -116,30 +116,34 @@ async def graph(request: Request) -> Graph:
 
 
 async def check_scope(request: Request, scope: str) -> None:
-    """Refuse the request unless its token has ``scope``, or a trusted proxy names a grant that
-    has it (or, without tokens, it is loopback)."""
+    """Refuse the request unless its token has ``scope``, or an identity provider signed in a
+    caller whose grant has it (or, without tokens or sign-ins, it is loopback)."""
     found = app_context(request)
     tokens = found.tokens
     host = request.client.host if request.client else None
-    if "authorization" not in request.headers:
-        vouched = proxied(found.access, host, request.headers.get)
-        if vouched is not None:
-            refusal = vouched.refusal(scope)
+    kind, _, given = request.headers.get("authorization", "").partition(" ")
+    token = given.strip() if kind.lower() == "bearer" and given.strip() else None
+    if token is None or tokens.scope_of(token) is None:
+        try:
+            signed = signed_in(found.access, host, request.headers.get, token)
+        except BadToken as e:
+            raise HTTPException(401, str(e), headers={"WWW-Authenticate": "Bearer"}) from e
+        if signed is not None:
+            refusal = signed.refusal(scope)
             if refusal is not None:
                 raise HTTPException(403, refusal)
             return
-    if not tokens.enabled:
+    if not tokens.enabled and not (found.access is not None and found.access.signs_in):
         if not is_loopback(host):
             raise HTTPException(403, "no API tokens are configured, so only loopback clients "
                                      "are served; set LINEAGE_API_TOKENS")
         return
-    kind, _, token = request.headers.get("authorization", "").partition(" ")
-    if kind.lower() != "bearer" or not token:
+    if token is None:
         raise HTTPException(401, "missing bearer token (Authorization: Bearer TOKEN)",
                             headers={"WWW-Authenticate": "Bearer"})
-    if tokens.scope_of(token.strip()) is None:
+    if tokens.scope_of(token) is None:
         raise HTTPException(401, "unknown token", headers={"WWW-Authenticate": "Bearer"})
-    if not tokens.allows(token.strip(), scope):
+    if not tokens.allows(token, scope):
         raise HTTPException(403, f"this token lacks the {scope} scope")
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from api import errors
-from api.auth import Tokens, is_loopback, proxied
+from api.auth import BadToken, Tokens, is_loopback, signed_in
 from impact.access.grants import Access
 
 Scope = MutableMapping[str, Any]
@@ -68,7 +68,7 @@ class Guard:
         self.tokens = tokens
         self.access = access
         # callers are known by their tokens, or by a proxy that signs them in: not loopback-only
-        self.authenticated = tokens.enabled or (access is not None and access.proxy is not None)
+        self.authenticated = tokens.enabled or (access is not None and access.signs_in)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -90,14 +90,9 @@ class Guard:
                    if k.lower() in (b"host", b"origin", b"sec-fetch-site", b"authorization")}
         path = scope.get("path", "")
         if self.authenticated:
-            if path not in DESCRIBED:
-                return None
-            if "authorization" not in headers:
-                vouched = proxied(self.access, client_host(scope), header_of(scope))
-                if vouched is not None:
-                    refusal = vouched.refusal("read")
-                    return None if refusal is None else (403, refusal, [])
-            return self._token_refusal(headers.get("authorization", ""))
+            if path in DESCRIBED:
+                return self._reader_refusal(scope, headers.get("authorization", ""))
+            return None
         host = headers.get("host")
         if host is not None and not is_loopback(host_of(host)):
             return (421, f"Host {host!r} is not a loopback name: without API tokens only "
@@ -112,11 +107,22 @@ class Guard:
                              "only pages and clients on this machine may write", [])
         return None
 
-    def _token_refusal(self, header: str) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
-        kind, _, token = header.partition(" ")
+    def _reader_refusal(self, scope: Scope, header: str
+                        ) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """Why the caller may not read, or None: a read token, else a signed-in caller whose
+        grant reads."""
+        kind, _, given = header.partition(" ")
+        token = given.strip() if kind.lower() == "bearer" and given.strip() else None
         challenge = [(b"www-authenticate", b"Bearer")]
-        if kind.lower() != "bearer" or not token.strip():
+        if token is not None and self.tokens.allows(token, "read"):
+            return None
+        try:
+            signed = signed_in(self.access, client_host(scope), header_of(scope), token)
+        except BadToken as e:
+            return 401, str(e), challenge
+        if signed is not None:
+            refusal = signed.refusal("read")
+            return None if refusal is None else (403, refusal, [])
+        if token is None:
             return 401, "missing bearer token (Authorization: Bearer TOKEN)", challenge
-        if not self.tokens.allows(token.strip(), "read"):
-            return 401, "unknown token", challenge
-        return None
+        return 401, "unknown token", challenge

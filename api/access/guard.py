@@ -40,7 +40,7 @@ from api.access.redact import (
     redact_text,
     without_hidden,
 )
-from api.auth import proxied
+from api.auth import BadToken, signed_in
 from api.guard import SAFE_METHODS, App, Receive, Scope, Send, client_host, header_of
 from api.paths import SLASH
 from impact.access.grants import Grant
@@ -64,16 +64,22 @@ def caller(scope: Scope, found: AppContext) -> tuple[Grant | None, str, str | No
     """The caller's grant, who it is for the audit log and its counts (the grant's name), and
     the user a trusted proxy names, if one does."""
     header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-    kind, _, token = header.decode("latin-1").partition(" ")
-    token = token.strip()
-    if kind.lower() == "bearer" and token:
+    kind, _, given = header.decode("latin-1").partition(" ")
+    token = given.strip() if kind.lower() == "bearer" and given.strip() else None
+    if token is not None:
         grant = found.access.grant_of(token) if found.access is not None else None
         if grant is not None:
             return grant, grant.name, None
-        return None, "token" if found.tokens.scope_of(token) else "unknown-token", None
-    vouched = proxied(found.access, client_host(scope), header_of(scope))
-    if vouched is not None:
-        return vouched.grant, vouched.grant.name if vouched.grant else "proxy", vouched.who
+        if found.tokens.scope_of(token):
+            return None, "token", None
+    try:
+        signed = signed_in(found.access, client_host(scope), header_of(scope), token)
+    except BadToken:
+        signed = None
+    if signed is not None:
+        return signed.grant, signed.grant.name if signed.grant else "signed-in", signed.who
+    if token is not None:
+        return None, "unknown-token", None
     return None, "anonymous" if found.tokens.enabled else "loopback", None
 
 

@@ -50,8 +50,8 @@ def serve_cmd(
         tokens = parse_tokens(settings.api_tokens, access)
     except (TokenConfigError, AccessError) as e:
         raise fail(str(e), code=2) from e
-    signed_in = access is not None and access.proxy is not None  # callers named by a proxy
-    if not tokens.enabled and not signed_in and not is_loopback(host):
+    signs_in = access is not None and access.signs_in  # callers an identity provider names
+    if not tokens.enabled and not signs_in and not is_loopback(host):
         raise fail(f"refusing to bind {host}: no LINEAGE_API_TOKENS are set, so the API would be "
                     "open to the network. Set tokens (TOKEN:read,TOKEN:write) or bind 127.0.0.1.",
                     code=2)

@@ -22,7 +22,7 @@ import ipaddress
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field
@@ -54,10 +54,25 @@ class _ProxyIn(Strict):
     user_header: str = Field(default="X-Forwarded-User", min_length=1)
 
 
+JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
+                  "ES512", "HS256", "HS384", "HS512")
+
+
+class _JwtIn(Strict):
+    issuer: str = Field(min_length=1)
+    audience: str = Field(min_length=1)
+    key_file: str | None = None  # the identity provider's public key (PEM), for RS, PS and ES
+    secret: str | None = None  # env:VARIABLE, for HS
+    algorithms: list[str] = Field(default_factory=lambda: ["RS256"], min_length=1)
+    groups_claim: str = Field(default="groups", min_length=1)
+    user_claim: str = Field(default="sub", min_length=1)
+
+
 class _AccessIn(Strict):
     grants: list[_GrantIn] = Field(min_length=1)
     contacts: dict[str, str] = Field(default_factory=dict)
     proxy: _ProxyIn | None = None
+    jwt: _JwtIn | None = None
 
 
 @dataclass(frozen=True)
@@ -116,10 +131,28 @@ class Proxy:
 
 
 @dataclass(frozen=True)
+class Jwt:
+    """Bearer tokens an identity provider signed (OIDC's ID or access tokens), verified here."""
+
+    key: str = field(repr=False)  # the public key (PEM) or the shared secret
+    algorithms: tuple[str, ...]
+    issuer: str
+    audience: str
+    groups_claim: str
+    user_claim: str
+
+
+@dataclass(frozen=True)
 class Access:
     grants: tuple[Grant, ...]
     contacts: tuple[tuple[str, str], ...]  # (namespace pattern, whom to ask), as written
     proxy: Proxy | None = None
+    jwt: Jwt | None = None
+
+    @property
+    def signs_in(self) -> bool:
+        """Whether callers may be known other than by this file's and LINEAGE_API_TOKENS' tokens."""
+        return self.proxy is not None or self.jwt is not None
 
     def grant_of_groups(self, groups: Iterable[str]) -> Grant | None:
         """The first grant of the file that names one of ``groups`` (a user in several groups
@@ -166,10 +199,10 @@ def _access(document: Document, found: _AccessIn) -> Access:
             tokens.append(token)
         if not tokens and not g.groups:
             raise document.problem(("grants", i), "a grant names its callers: tokens, groups or both")
-        if g.groups and found.proxy is None:
+        if g.groups and found.proxy is None and found.jwt is None:
             raise document.problem(("grants", i, "groups"),
-                                   "groups come from a proxy's header: the file needs proxy: "
-                                   "{trusted: [ADDRESS, ...]}")
+                                   "groups come from a proxy's header or a signed token: the file "
+                                   "needs proxy: {trusted: [ADDRESS, ...]} or jwt: {...}")
         for key in ("read", "write", "own"):
             for j, pattern in enumerate(getattr(g, key) or ()):
                 _pattern(document, ("grants", i, key, j), pattern)
@@ -177,7 +210,39 @@ def _access(document: Document, found: _AccessIn) -> Access:
                             tuple(g.write if g.own is None else g.own), frozenset(g.hide_tags)))
     for pattern in found.contacts:
         _pattern(document, ("contacts", pattern), pattern)
-    return Access(tuple(grants), tuple(found.contacts.items()), _proxy(document, found.proxy))
+    return Access(tuple(grants), tuple(found.contacts.items()), _proxy(document, found.proxy),
+                  _jwt(document, found.jwt))
+
+
+def _jwt(document: Document, given: _JwtIn | None) -> Jwt | None:
+    if given is None:
+        return None
+    for j, name in enumerate(given.algorithms):
+        if name not in JWT_ALGORITHMS:
+            raise document.problem(("jwt", "algorithms", j),
+                                   f"{name!r} is not one of {', '.join(JWT_ALGORITHMS)}")
+    shared = {a.startswith("HS") for a in given.algorithms}
+    if len(shared) > 1:
+        raise document.problem(("jwt", "algorithms"), "HS algorithms (a shared secret) and the "
+                               "others (a public key) cannot be mixed")
+    if shared == {True}:
+        if given.secret is None or given.key_file is not None:
+            raise document.problem(("jwt",), "an HS algorithm needs secret: env:VARIABLE (and no key_file)")
+        key = _token(document, ("jwt", "secret"), given.secret)
+    else:
+        if given.key_file is None or given.secret is not None:
+            raise document.problem(("jwt",), f"{given.algorithms[0]} needs key_file: the identity "
+                                   "provider's public key (PEM), and no secret")
+        path = Path(given.key_file)
+        path = path if path.is_absolute() else Path(document.file).parent / path
+        try:
+            key = path.read_text("ascii")
+        except (OSError, UnicodeDecodeError) as e:
+            raise document.problem(("jwt", "key_file"), f"cannot read {path}: {e}") from None
+        if "-----BEGIN PUBLIC KEY-----" not in key:
+            raise document.problem(("jwt", "key_file"), f"{path} holds no PEM public key")
+    return Jwt(key, tuple(given.algorithms), given.issuer, given.audience, given.groups_claim,
+               given.user_claim)
 
 
 def _proxy(document: Document, given: _ProxyIn | None) -> Proxy | None:

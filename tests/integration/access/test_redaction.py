@@ -357,6 +357,17 @@ def test_the_access_file_is_checked_with_the_line(tmp_path: Path) -> None:
     path.write_text("grants:\n  - name: a\n    read: ['*']\n")
     with pytest.raises(AccessError, match=r":2: grants\[0\]: a grant names its callers"):
         read_access(path)
+    jwt = "jwt:\n  issuer: https://idp\n  audience: lineage\n"
+    grants = "grants:\n  - name: a\n    groups: [g]\n"
+    path.write_text(jwt + "  key_file: nowhere.pem\n" + grants)
+    with pytest.raises(AccessError, match=r":4: jwt\.key_file: cannot read .*nowhere\.pem"):
+        read_access(path)
+    path.write_text(jwt + "  algorithms: [HS256]\n" + grants)
+    with pytest.raises(AccessError, match=r":1: jwt: an HS algorithm needs secret"):
+        read_access(path)
+    path.write_text(jwt + "  algorithms: [none]\n  key_file: k.pem\n" + grants)
+    with pytest.raises(AccessError, match=r":4: jwt\.algorithms\[0\]: 'none' is not one of"):
+        read_access(path)
 
 
 PROXY = "10.9.8.7"  # the proxy that signs users in (OIDC) and says their groups
@@ -411,4 +422,61 @@ def test_a_proxy_that_signs_users_in_names_their_grant_by_group(
     lines = [json.loads(x) for x in (tmp_path / "proxied" / "audit" / "reads.jsonl").read_text().splitlines()]
     analyst = [x for x in lines if x["who"] == "analyst"]
     assert analyst and {x["user"] for x in analyst} == {"ada@example.com"}
-    assert {x["who"] for x in lines if x["status"] == 403} >= {"proxy"}
+    assert {x["who"] for x in lines if x["status"] == 403} >= {"signed-in"}
+
+
+def test_a_token_the_identity_provider_signed_names_its_grant_by_group(
+        stack: Any, graph: Graph, tmp_path: Path) -> None:
+    """A JWT verified against the provider's public key, issuer and audience: its groups claim
+    chooses the grant; an expired token, one for another audience and one signed by another key
+    are refused with 401 saying why; the file's static tokens keep working beside it."""
+    import time
+
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    _, log, _ = stack
+    key, other = (rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2))
+    (tmp_path / "idp.pem").write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    access = tmp_path / "signed.yaml"
+    access.write_text(f"""\
+jwt:
+  issuer: https://idp.example.com
+  audience: lineage-graph
+  key_file: idp.pem
+grants:
+  - name: admins
+    tokens: [{ADMIN}]
+    read: ["*"]
+    write: ["*"]
+  - name: analyst
+    groups: [data-analysts]
+    read: ["{SEEN}", "{OWN}*"]
+    hide_tags: [PII]
+""", encoding="utf-8")
+
+    def signed(signer: Any = key, **claims: Any) -> dict[str, str]:
+        body = {"iss": "https://idp.example.com", "aud": "lineage-graph", "sub": "ada@example.com",
+                "groups": ["data-analysts"], "exp": int(time.time()) + 600, **claims}
+        return _auth(jwt.encode(body, signer, algorithm="RS256"))
+
+    settings = Settings(state_dir=tmp_path / "signed", access=access)
+    with TestClient(create_app(settings, graph, log), base_url="http://lineage.example.com") as client:
+        asked = f"/api/v1/impact/dataset?namespace={SEEN}&name=raw.users&depth=5"
+        seen = client.get(asked, headers=signed())
+        assert seen.status_code == 200 and MARK not in seen.content, seen.text
+        assert int(seen.headers["lineage-redacted"]) > 0
+        assert MARK in client.get(asked, headers=_auth(ADMIN)).content  # a static token
+        for refused, why in [(signed(exp=int(time.time()) - 3600), "expired"),
+                             (signed(aud="another-service"), "audience"),
+                             (signed(other), "signature")]:
+            r = client.get(asked, headers=refused)
+            assert r.status_code == 401 and why in r.json()["message"].lower(), r.text
+        nobody = client.get(asked, headers=signed(groups=["staff"]))
+        assert nobody.status_code == 403 and "staff" in nobody.json()["message"]
+        assert client.get("/openapi.json", headers=signed()).status_code == 200
+        assert client.get("/openapi.json", headers=signed(other)).status_code == 401
+    lines = [json.loads(x) for x in (tmp_path / "signed" / "audit" / "reads.jsonl").read_text().splitlines()]
+    assert {x["user"] for x in lines if x["who"] == "analyst"} == {"ada@example.com"}
