@@ -186,10 +186,12 @@ def read_archive(directory: Path) -> Iterator[Entry]:
 
     waiting = sorted((first_key(part), n, part) for n, part in enumerate(files))
     heap: list[tuple[tuple[float, int], int, Entry, Iterator[Entry]]] = []
-    while waiting or heap:
+    opened = 0
+    while opened < len(waiting) or heap:
         # open every file that may hold an entry before the least one held
-        while waiting and (not heap or waiting[0][0] <= heap[0][0]):
-            _, n, part = waiting.pop(0)
+        while opened < len(waiting) and (not heap or waiting[opened][0] <= heap[0][0]):
+            _, n, part = waiting[opened]
+            opened += 1
             rows = iter(sorted(_entries(part), key=key))
             first = next(rows, None)
             if first is not None:
