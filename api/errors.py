@@ -14,6 +14,7 @@ The API's own errors, each a :class:`graph.errors.LineageError`:
 ::
 
     TokenConfigError     (api.auth) LINEAGE_API_TOKENS is malformed
+    BadToken             (api.auth) a signed bearer token (a JWT) that does not verify (401)
     BodyError            (api.receive) a request body cannot be taken (413, 415, 400, 503)
     BadParam             (api.errors) a request parameter the question refuses (422)
 """

@@ -372,9 +372,7 @@ def test_the_access_file_is_checked_with_the_line(tmp_path: Path) -> None:
 
 PROXY = "10.9.8.7"  # the proxy that signs users in (OIDC) and says their groups
 
-PROXIED_ACCESS = f"""\
-proxy:
-  trusted: ["{PROXY}/32"]
+SIGNED_IN_GRANTS = f"""\
 grants:
   - name: admins
     tokens: [{ADMIN}]
@@ -386,6 +384,9 @@ grants:
     read: ["{SEEN}", "{OWN}*"]
     hide_tags: [PII]
 """
+"""Grants of users an identity provider signed in, by group (the wider first), and a static token."""
+
+PROXIED_ACCESS = f'proxy:\n  trusted: ["{PROXY}/32"]\n{SIGNED_IN_GRANTS}'
 
 
 def _from_proxy(groups: str, user: str = "ada@example.com") -> dict[str, str]:
@@ -441,21 +442,8 @@ def test_a_token_the_identity_provider_signed_names_its_grant_by_group(
     (tmp_path / "idp.pem").write_bytes(key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
     access = tmp_path / "signed.yaml"
-    access.write_text(f"""\
-jwt:
-  issuer: https://idp.example.com
-  audience: lineage-graph
-  key_file: idp.pem
-grants:
-  - name: admins
-    tokens: [{ADMIN}]
-    read: ["*"]
-    write: ["*"]
-  - name: analyst
-    groups: [data-analysts]
-    read: ["{SEEN}", "{OWN}*"]
-    hide_tags: [PII]
-""", encoding="utf-8")
+    access.write_text("jwt:\n  issuer: https://idp.example.com\n  audience: lineage-graph\n"
+                      "  key_file: idp.pem\n" + SIGNED_IN_GRANTS, encoding="utf-8")
 
     def signed(signer: Any = key, **claims: Any) -> dict[str, str]:
         body = {"iss": "https://idp.example.com", "aud": "lineage-graph", "sub": "ada@example.com",
