@@ -49,7 +49,8 @@ def small_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
         yield graph
     finally:
         graph.close()
-        # a throwaway store: killed, not stopped (a clean stop's checkpoint took 12 s here)
+        # a throwaway store: killed, not stopped (a clean stop checkpoints it for nothing;
+        # docs/benchmarks.md, "The test suite")
         pid = server.status().pid
         if pid is not None:
             os.kill(pid, signal.SIGKILL)
