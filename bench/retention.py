@@ -24,6 +24,7 @@ import random
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -41,9 +42,7 @@ from impact.blast_radius import dataset_blast_radius
 from impact.upstream import dataset_upstream
 from ingest.log.archive import archive
 from ingest.log.sqlite import SQLiteLog
-from ingest.pipeline import Ingester, IngestReport
-from ingest.read import from_log
-from ingest.worker import CONSUMER
+from ingest.worker import CONSUMER, Worker
 
 
 @dataclass
@@ -56,19 +55,19 @@ class Side:
     graph: Graph
     log: SQLiteLog
     retention: bool
+    worker: Worker
 
     def load(self, night: list[dict[str, Any]]) -> float:
-        """Append a night to the log and load it as the worker would; its seconds."""
+        """Append a night to the log and load it with the worker (batches of 500); its seconds."""
         started = time.perf_counter()
-        first = self.log.last_seq() + 1
         self.log.append(night)
-        entries = self.log.read(first - 1, len(night) + 1)
-        Ingester(self.graph, 500).ingest([from_log(e) for e in entries], IngestReport())
-        self.log.commit(CONSUMER, entries[-1].seq)
+        while self.worker.run_once() is not None:
+            pass
         return time.perf_counter() - started
 
-    def keep(self, detailed: float, summary: float, pace: float = 0.0) -> dict[str, Any]:
-        done = retain(self.graph, detailed, summary, pace=pace)
+    def keep(self, detailed: float, summary: float, pace: float = 0.0,
+             busy: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+        done = retain(self.graph, detailed, summary, pace=pace, busy=busy)
         assert done.windows is not None
         moved = archive(self.log, self.settings.state_dir / "archive",
                         done.windows.detailed_since, self.log.position(CONSUMER))
@@ -91,6 +90,7 @@ class Side:
             found["tx_logs_mb"] = round(tree_mb(data / "transactions" / "neo4j"), 1)
             self.server.start()
             self.graph = Graph(connect(self.settings))
+            self.worker.graph = self.graph
         return found
 
 
@@ -125,14 +125,14 @@ def _side(work: Path, name: str, retention: bool) -> Side:
     graph = Graph(connect(settings))
     apply_schema(graph)
     (work / name / "log").mkdir(parents=True, exist_ok=True)
-    return Side(name, settings, server, graph, SQLiteLog(work / name / "log" / "events.db"),
-                retention)
+    events = SQLiteLog(work / name / "log" / "events.db")
+    return Side(name, settings, server, graph, events, retention, Worker(graph, events, 500))
 
 
 def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
     ts = tables(args.datasets)
     per_night = len(ts)
-    nights = events(ts, days=args.days + 6)  # and six for the ingest beside a retention run
+    nights = events(ts, days=args.days + 11)  # and eleven for the ingest beside a retention run
     days: list[dict[str, Any]] = []
     dropped = {f"build_{t.name}": t.inputs[-1] for t in ts[::10] if len(t.inputs) >= 2}
     for day in range(1, args.days + 1):
@@ -158,7 +158,7 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
                                                    max(d["store_mb"] for d in on if "store_mb" in d)]
     found["on, from day 120: nodes min/max"] = [min(d["nodes"] for d in on),
                                                 max(d["nodes"] for d in on)]
-    found["latency"] = {side.name: _latency(side, ts) for side in sides}
+    found["latency"] = _latency(sides, ts)
     found["ingest while retention runs"] = _ingest_beside_retention(sides[1], nights, per_night,
                                                                     args)
     return found
@@ -181,42 +181,53 @@ def _without_input(event: dict[str, Any], name: str | None) -> dict[str, Any]:
             "outputs": outputs}
 
 
-def _latency(side: Side, ts: list[Any], asks: int = 60) -> dict[str, dict[str, float]]:
+def _latency(sides: list[Side], ts: list[Any], asks: int = 200,
+             warm: int = 20) -> dict[str, dict[str, dict[str, float]]]:
+    """p50/p95 of each question on each side, the same names asked of both sides in turn (so
+    that the machine's moods fall on both alike), after ``warm`` asks not counted."""
     rng = random.Random(3)
     sources = [t.name for t in ts if t.layer == 0]
     sinks = [t.name for t in ts if t.layer == 3]
-    found = {}
+    found: dict[str, dict[str, dict[str, float]]] = {side.name: {} for side in sides}
     for name, ask, names in (("blast radius", dataset_blast_radius, sources),
                              ("upstream", dataset_upstream, sinks)):
-        took = []
-        for _ in range(asks):
-            started = time.perf_counter()
-            ask(side.graph, NS, rng.choice(names))
-            took.append((time.perf_counter() - started) * 1000)
-        found[name] = {"p50 ms": round(statistics.median(took[10:]), 2),
-                       "p95 ms": round(percentile(took[10:], 95), 2)}
+        took: dict[str, list[float]] = {side.name: [] for side in sides}
+        for _ in range(warm + asks):
+            asked = rng.choice(names)
+            for side in sides:
+                started = time.perf_counter()
+                ask(side.graph, NS, asked)
+                took[side.name].append((time.perf_counter() - started) * 1000)
+        for side in sides:
+            counted = took[side.name][warm:]
+            found[side.name][name] = {"p50 ms": round(statistics.median(counted), 2),
+                                      "p95 ms": round(percentile(counted, 95), 2)}
     return found
 
 
 def _ingest_beside_retention(side: Side, nights: Any, per_night: int,
-                             args: argparse.Namespace) -> dict[str, Any]:
-    """A night alone, then a night while a retention run works (one that has folding to do:
-    a detailed window a day shorter) at the worker's pace (LINEAGE_RETENTION_PACE), alternated
-    three times; events per second each, and how long the runs took."""
+                             args: argparse.Namespace, pairs: int = 5) -> dict[str, Any]:
+    """A night alone, then a night that arrives while a retention run works (one that has
+    folding to do: a detailed window a day shorter), the run as the worker keeps it (its pace,
+    LINEAGE_RETENTION_PACE, and giving way while the worker writes), alternated ``pairs``
+    times after a night untimed (the store was just stopped and started); events per second
+    each, and how long the runs took."""
+    side.load(list(islice(nights, per_night)))
     alone, beside, took = [], [], []
     detailed = args.detailed
     pace = Settings().retention_pace
-    for _ in range(3):
+    for _ in range(pairs):
         night = list(islice(nights, per_night))
         alone.append(per_night / side.load(night))
         detailed -= 1  # the next run folds a day's runs
         kept: list[dict[str, Any]] = []
-        worker = threading.Thread(target=_keep_into, args=(
+        keeper = threading.Thread(target=_keep_into, args=(
             kept, side, detailed, max(detailed, args.summary), pace))
         night = list(islice(nights, per_night))
-        worker.start()
+        keeper.start()
+        time.sleep(0.2)  # the night arrives once the run is at work
         beside.append(per_night / side.load(night))
-        worker.join()
+        keeper.join()
         took.append(kept[0]["s"])
     return {"pace": pace, "alone events/s": [round(x) for x in alone],
             "beside a retention run events/s": [round(x) for x in beside],
@@ -226,7 +237,7 @@ def _ingest_beside_retention(side: Side, nights: Any, per_night: int,
 
 def _keep_into(kept: list[dict[str, Any]], side: Side, detailed: float, summary: float,
                pace: float) -> None:
-    kept.append(side.keep(detailed, summary, pace))
+    kept.append(side.keep(detailed, summary, pace, side.worker.activity.busy))
 
 
 if __name__ == "__main__":

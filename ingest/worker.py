@@ -28,7 +28,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -51,6 +51,36 @@ CONSUMER = WORKER
 # worker costs what it did (docs/benchmarks.md, "Visible when acknowledged")
 BUSY_SECONDS = 10.0
 BUSY_POLL = 0.02
+
+
+class Activity:
+    """When the worker last wrote to Neo4j, for work that gives way to ingest (a retention run
+    waits while :meth:`busy`: graph.retention.run)."""
+
+    QUIET = 1.0
+    """Seconds after a batch's write before the worker counts as idle: between the batches of a
+    backlog the worker is back at Neo4j within milliseconds."""
+
+    def __init__(self) -> None:
+        self._writing = 0
+        self._wrote_at = float("-inf")
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._lock:
+            self._writing += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writing -= 1
+                self._wrote_at = time.monotonic()
+
+    def busy(self) -> bool:
+        """A batch is being written, or one was less than QUIET seconds ago."""
+        with self._lock:
+            return self._writing > 0 or time.monotonic() - self._wrote_at < self.QUIET
 
 
 def caught_up(settings: Settings, timeout: float = 120.0) -> bool:
@@ -134,6 +164,7 @@ class Worker:
         self._suspect_until = 0
         self._suspect_size = batch
         self.seen = SeenCurrent()  # versions seen current, across batches (ingest.load)
+        self.activity = Activity()
 
     def lag(self) -> int:
         return self.log.last_seq() - self.log.position(self.consumer)
@@ -196,7 +227,8 @@ class Worker:
 
     def _apply(self, pending: _Pending) -> BatchResult:
         """Write a prepared micro-batch, then record dead letters and the new position."""
-        with bound(batch=f"{pending.entries[0].seq}-{pending.entries[-1].seq}"):
+        with bound(batch=f"{pending.entries[0].seq}-{pending.entries[-1].seq}"), \
+                self.activity.writing():
             result = self._write(pending)
             log.info("loaded %d events: %d new, %d duplicates, %d dead letters, %.2f s; lag %d",
                      result.events, result.loaded, result.duplicates, result.dead, result.seconds,

@@ -123,7 +123,7 @@ def worker_cmd(
             _plan_ahead(graph)
             _say_ready(settings)
             watching, webhook = _watch_policies(graph, rules, settings.policy_webhook, events)
-            keeping = Keeping(graph, events, settings).start() \
+            keeping = Keeping(graph, events, settings, worker.activity.busy).start() \
                 if settings.retention_interval > 0 else None
 
             def on_batch(result: BatchResult) -> None:

@@ -47,11 +47,12 @@ class Kept:
 
 
 def keep_windows(graph: Graph, events: EventLog, settings: Settings,
-                 say: Callable[[str], None] = lambda line: None, pace: float = 0.0) -> Kept:
-    """One retention run over the graph (its transactions paced by ``pace``: graph.retention.run),
-    then the log."""
+                 say: Callable[[str], None] = lambda line: None, pace: float = 0.0,
+                 busy: Callable[[], bool] = lambda: False) -> Kept:
+    """One retention run over the graph (giving way to ingest while ``busy()``, its
+    transactions paced by ``pace``: graph.retention.run), then the log."""
     done = retain(graph, settings.retention_detailed_days, settings.retention_summary_days, say,
-                  pace)
+                  pace, busy)
     if isinstance(events, Partitioned):  # by when the broker received them, as it lets them go
         if events.keep_for(topic_retention_ms(settings)):
             say(f"the Kafka topic keeps messages {settings.retention_detailed_days} days and one")
@@ -71,13 +72,14 @@ def keep_windows(graph: Graph, events: EventLog, settings: Settings,
 
 class Keeping:
     """Retention on a schedule (LINEAGE_RETENTION_INTERVAL seconds), on a thread of the worker's
-    process: its small transactions interleave with the worker's batches, never holding one up
-    for long. Several workers (a Kafka consumer group) each keep it: the runs they fold are
-    taken one transaction at a time under one lock (cypher/retention/fold_runs.cypher), so a
-    run is folded once."""
+    process: its small transactions wait while the worker writes (``busy``, the worker's
+    Activity), so that they fill the gaps between batches and hold none up for long. Several
+    workers (a Kafka consumer group) each keep it: the runs they fold are taken one transaction
+    at a time under one lock (cypher/retention/fold_runs.cypher), so a run is folded once."""
 
-    def __init__(self, graph: Graph, events: EventLog, settings: Settings) -> None:
-        self.graph, self.events, self.settings = graph, events, settings
+    def __init__(self, graph: Graph, events: EventLog, settings: Settings,
+                 busy: Callable[[], bool] = lambda: False) -> None:
+        self.graph, self.events, self.settings, self.busy = graph, events, settings, busy
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="retention", daemon=True)
         self.last: Kept | None = None
@@ -94,7 +96,7 @@ class Keeping:
         while not self.stopping.wait(self.settings.retention_interval):
             try:
                 self.last = keep_windows(self.graph, self.events, self.settings,
-                                         pace=self.settings.retention_pace)
+                                         pace=self.settings.retention_pace, busy=self.busy)
             except LineageError as e:
                 log.warning("retention: a run failed (%s); the next one finishes it", e)
                 continue

@@ -20,6 +20,10 @@ CHUNK = 500
 """Runs folded, or edges or nodes of a kind removed, per transaction."""
 SCAN = 20_000
 """Runs a scan for foldable runs returns at most (folded in chunks, then scanned again)."""
+PATIENCE = 10.0
+"""Seconds a run waits for ingest to go quiet before its next transaction (``busy``): under a
+load that never pauses it still takes a transaction every PATIENCE seconds."""
+WAIT_STEP = 0.1
 NODE_KINDS = ("columns", "datasets", "jobs", "violations", "tags")
 
 
@@ -72,13 +76,16 @@ def windows(graph: Graph, detailed_days: float, summary_days: float) -> Windows 
 
 
 def retain(graph: Graph, detailed_days: float, summary_days: float,
-           say: Callable[[str], None] = lambda line: None, pace: float = 0.0) -> Retained:
-    """Fold and remove as the windows say, in small transactions, each followed by a pause of
-    ``pace`` times its own length (so that a run beside ingest takes at most ``1 / (1 + pace)``
-    of Neo4j's time for its writes); the result is kept on the graph's Retention node for status
-    and metrics."""
+           say: Callable[[str], None] = lambda line: None, pace: float = 0.0,
+           busy: Callable[[], bool] = lambda: False) -> Retained:
+    """Fold and remove as the windows say, in small transactions. Beside ingest a run gives way:
+    before each transaction it waits while ``busy()`` (the worker is writing a batch, or wrote
+    one a moment ago), at most PATIENCE seconds, and after each it pauses ``pace`` times the
+    transaction's length (so that under a load that never pauses it takes at most
+    ``1 / (1 + pace)`` of Neo4j's time). The result is kept on the graph's Retention node for
+    status and metrics."""
     started = time.monotonic()
-    done = _retain(graph, windows(graph, detailed_days, summary_days), say, pace)
+    done = _retain(graph, windows(graph, detailed_days, summary_days), say, pace, busy)
     done.took = round(time.monotonic() - started, 3)
     if done.windows is not None:
         state = {"now": done.windows.now, "detailedSince": done.windows.detailed_since,
@@ -99,19 +106,30 @@ def plan(graph: Graph, detailed_days: float, summary_days: float) -> Retained:
 
 
 def _retain(graph: Graph, w: Windows | None, say: Callable[[str], None],
-            pace: float = 0.0) -> Retained:
+            pace: float = 0.0, busy: Callable[[], bool] = lambda: False) -> Retained:
     done = Retained(w)
     if w is None:
         return done
 
+    def give_way() -> None:
+        waited = 0.0
+        while waited < PATIENCE and busy():
+            time.sleep(WAIT_STEP)
+            waited += WAIT_STEP
+
+    def foldable() -> list[Any]:
+        give_way()
+        return graph.read("retention/foldable_runs", before=w.detailed_since, limit=SCAN)
+
     def write(query: str, params: dict[str, Any]) -> dict[str, Any]:
+        give_way()
         started = time.monotonic()
         [(_, [row])] = graph.write([(query, params)])
         if pace:
             time.sleep(pace * (time.monotonic() - started))
         return dict(row)
 
-    while runs := graph.read("retention/foldable_runs", before=w.detailed_since, limit=SCAN):
+    while runs := foldable():
         for part in _chunks([r["runId"] for r in runs]):
             row = write("retention/fold_runs", {"runs": part})
             done.folded += row["folded"]

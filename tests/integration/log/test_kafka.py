@@ -89,12 +89,13 @@ def _wait_loaded(address: KafkaAddress, timeout: float = 120.0) -> None:
 
 
 @contextlib.contextmanager
-def _api(graph: Graph, address: KafkaAddress) -> Iterator[str]:
+def _api(graph: Graph, address: KafkaAddress, settings: Settings | None = None) -> Iterator[str]:
     import uvicorn
 
     port = free_port()
     log = KafkaLog(address, client_id="api")
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
+    server = uvicorn.Server(uvicorn.Config(create_app(settings or Settings(), graph, log),
+                                           host="127.0.0.1",
                                            port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -192,6 +193,58 @@ def test_the_commands_that_load_directly_keep_their_events_in_the_topic(
     purge = runner.invoke(app, ["delete", "job", job["namespace"], job["name"], "--purge", "--yes"])
     assert purge.exit_code == 2 and "Kafka topic keeps its entries" in " ".join(purge.output.split())
     get_settings.cache_clear()
+
+
+def test_an_erasure_request_over_kafka_is_applied_by_the_group_and_replayed_from_the_topic(
+        graph: Graph, broker: Broker, tmp_path: Path) -> None:
+    """An erasure request opened over HTTP with the log on Kafka is a command on the topic that
+    a worker of the group applies in its place (the API answers once it is applied); the topic
+    holds neither the subject's reference nor anything of the key in clear, only its salted
+    hash, and a replay from the topic rebuilds the request as it was."""
+    from api.services.erasure import subject_hash
+
+    events = [json.loads(line) for line in SHOP.read_text("utf-8").splitlines() if line.strip()]
+    wipe(graph)
+    address = _address(broker)
+    settings = Settings(state_dir=tmp_path / "state", erasure_salt="a kafka salt")
+    subject = "customer-4711@example.com"
+    warehouse = "postgres://warehouse:5432"
+    body = {"keys": [{"namespace": warehouse, "dataset": "raw.users", "column": "id"}],
+            "subjectRef": subject}
+    with _api(graph, address, settings) as url, _workers(graph, address, 2):
+        _post(url, SHOP.read_bytes())
+        _wait_loaded(address)
+        request = urllib.request.Request(
+            f"{url}/api/v1/erasure/requests", data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            assert answer.status == 201
+            opened = json.loads(answer.read())
+        assert opened["created"] is True and opened["places"] == 3
+        status_request = urllib.request.Request(
+            f"{url}/api/v1/erasure/status", data=json.dumps({"subjectRef": subject}).encode(),
+            method="POST", headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(status_request, timeout=60) as answer:
+            status = json.loads(answer.read())
+        assert status["state"] == "open"
+        assert {p["dataset"] for p in status["places"]} == {
+            f"{warehouse}:raw.users", f"{warehouse}:staging.users_clean",
+            f"{warehouse}:ml.user_features"}
+        _wait_loaded(address)
+        time.sleep(0.5)  # the last batch's commit follows its Neo4j commit
+    values = _topic_values(address)
+    assert len(values) == len(events) + 1  # the events and the request, a command
+    assert not any(subject.encode() in v for v in values)
+    assert sum(subject_hash(settings, subject).encode() in v for v in values) == 1
+    opened_graph = canonical_dump(graph)
+
+    from ingest.pipeline import Ingester, IngestReport
+    from ingest.replay import replay
+
+    wipe(graph)
+    report = IngestReport()
+    replay(graph, KafkaLog(address), Ingester(graph), report)
+    assert canonical_dump(graph) == opened_graph
 
 
 def test_the_group_is_seen_from_outside_by_metrics_and_status(graph: Graph, broker: Broker,

@@ -6,6 +6,7 @@ same when a day already summarised gets late events; the questions answer as bef
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -251,3 +252,39 @@ def test_retention_gives_one_graph_in_any_arrival_order_and_with_late_days(graph
     _load(graph, _events(late, seed=3))
     retain(graph, 90, 365)
     assert _dump(graph) == dumps[0]
+
+
+def test_a_run_gives_way_while_the_worker_writes(graph: Graph,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside ingest a run waits while ``busy()`` before each of its transactions (the scan
+    for runs to fold included), and under a load that never pauses it still goes on, one
+    transaction per PATIENCE seconds: the graph ends as a run alone leaves it."""
+    import graph.retention.run as run
+
+    runs = [r for r in history() if r.day < 120]
+    _load(graph, _events(runs, seed=None))
+    expected = plan(graph, 30, 60)
+    assert expected.folded > 0
+
+    asked: list[float] = []
+    quiet_at = 0.6
+
+    def busy() -> bool:
+        asked.append(time.monotonic())
+        return asked[-1] - asked[0] < quiet_at
+
+    started = time.monotonic()
+    done = retain(graph, 30, 60, busy=busy)
+    assert time.monotonic() - started >= quiet_at  # nothing went before the worker was quiet
+    assert (done.folded, done.edges, done.nodes) == (expected.folded, expected.edges,
+                                                     expected.nodes)
+    # asked before the scan, each fold, each removal of edges and of nodes, and the next scan
+    assert len([t for t in asked if t - asked[0] >= quiet_at]) >= 5
+
+    monkeypatch.setattr(run, "PATIENCE", 0.3)
+    wipe(graph)
+    _load(graph, _events(runs, seed=None))
+    started = time.monotonic()
+    done = retain(graph, 30, 60, busy=lambda: True)  # a load that never pauses
+    assert done.folded == expected.folded
+    assert time.monotonic() - started >= 5 * 0.3
