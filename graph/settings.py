@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     access: Path | None = None
     """The access file (docs/access.md): grants of read and write by namespace and tag, each to
     its tokens; what a grant may not see is redacted in every answer, never dropped."""
+    token: str | None = None
+    """The command line's caller: a token of the access file, whose grant the questions answer
+    as (docs/access.md, "The command line"); unset, the command line sees everything."""
     audit_dir: Path | None = None
     """Where the audit log of reads goes (``reads.jsonl``, rotated); default ``audit/`` in the
     state directory."""

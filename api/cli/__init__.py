@@ -58,10 +58,32 @@ _reflow_help(app)
 
 
 def main() -> None:
-    """Entry point of the ``lineage`` console script."""
+    """Entry point of the ``lineage`` console script: the command, run as the grant of
+    LINEAGE_TOKEN when it is set (api.cli.access)."""
+    from api.cli.access import answering_as, caller
+    from api.cli.common import get_settings
+
     os.umask(PRIVATE_UMASK)  # state, logs and exports are private to this user (graph.private)
+    argv = sys.argv[1:]
     try:
-        app()
+        who = caller(get_settings(), argv)
+    except LineageError as e:
+        err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+        sys.exit(2)
+    except typer.Exit as e:  # the graph could not be read (said already)
+        sys.exit(e.exit_code)
+    except ValueError:  # a malformed setting: the command itself will say which
+        who = None
+    if who is None:
+        _run(argv)
+        return
+    with answering_as(who, argv) as asked:
+        _run(asked)
+
+
+def _run(argv: list[str]) -> None:
+    try:
+        app(args=argv)
     except LineageError as e:
         err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         sys.exit(1)
