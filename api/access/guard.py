@@ -164,15 +164,16 @@ class AccessGuard:
         headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
         media = next((v for k, v in headers if k.lower() == b"content-type"), b"").decode("latin-1")
         status = int(start.get("status", 500))
-        if len(body) <= INLINE_BYTES and not hidden.occurs(body.decode("utf-8", "replace")) and \
-                self.found.hidden.current(hidden):
-            # no hidden name in it, and nothing loaded since the names were read (else a node of a
-            # hidden namespace loaded since is found by the walk)
-            done = Redaction()
+        # nothing loaded since the names were read (else a node of a hidden namespace loaded
+        # since holds no name they know, and only the walk finds it)
+        current = self.found.hidden.current(hidden)
+        if len(body) <= INLINE_BYTES and current and \
+                not hidden.occurs(body.decode("utf-8", "replace")):
+            done = Redaction()  # no hidden name in it
         else:
             body, done = await asyncio.to_thread(
                 _redact_body, body, media, hidden, self.answer_keys(),
-                scope.get("path") == "/api/v1/search", status >= 400)
+                scope.get("path") == "/api/v1/search", status >= 400, current)
         back = dict(swapped)
         if status >= 400:  # an error says back the names it was given, as a missing name's does
             back.update({hidden.opaque(v): v for v in _given(scope)})
@@ -217,7 +218,7 @@ async def _body_swapped(scope: Scope, receive: Receive, hidden: Hidden,
 
 
 def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
-                 search: bool, error: bool) -> tuple[bytes, Redaction]:
+                 search: bool, error: bool, current: bool = False) -> tuple[bytes, Redaction]:
     if "json" in media and "ndjson" not in media and body:
         try:
             value = orjson.loads(body)
@@ -226,7 +227,7 @@ def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
         if value is not None:
             if search:
                 value = drop_hidden_results(value, hidden)
-            shown, done = redact(value, hidden, keys)
+            shown, done = redact(value, hidden, keys, current)
             return orjson.dumps(without_hidden(shown) if error else shown), done
     if media.startswith("text/") or "ndjson" in media or "json" in media:
         text, done = redact_text(body.decode("utf-8", "replace"), hidden)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
+import json
 import secrets
 import threading
 import time
@@ -135,18 +136,25 @@ def hidden_from_rows(grant: Grant, access: Access, salt: bytes,
     if strings:
         automaton = ahocorasick.Automaton()
         for s in strings:
-            for written in {s, md(s), html.escape(s)}:  # as Markdown and HTML answers write it
+            for written in _written(s):
                 automaton.add_word(written, len(written))
                 if written != s:
                     hidden._opaque[written] = hidden.opaque(s)
         for _, dataset, column in columns:  # a column as explanations name it: DATASET.COLUMN
             qualified = f"{dataset}.{column}"
-            for written in {qualified, md(qualified), html.escape(qualified)}:
+            for written in _written(qualified):
                 automaton.add_word(written, len(written))
                 hidden._opaque[written] = f"{dataset}.{hidden.opaque(column)}"
         automaton.make_automaton()
         hidden._automaton = automaton
     return hidden
+
+
+def _written(name: str) -> set[str]:
+    """``name`` as the answers write it: as it is, in Markdown, in HTML, and inside a JSON string
+    (a quote, a backslash or a control character escaped; non-ASCII as it is or as ``\\u``)."""
+    return {name, md(name), html.escape(name), json.dumps(name, ensure_ascii=False)[1:-1],
+            json.dumps(name)[1:-1]}
 
 
 class HiddenCache:

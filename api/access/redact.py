@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from api.access.hidden import PREFIX, Hidden
 
 NAME_KEYS = frozenset({"name", "namespace", "dataset", "job", "column", "field", "physicalName",
@@ -55,12 +57,15 @@ class Redaction:
         return sum(self.nodes.values()) + self.names
 
 
-def redact(value: Any, hidden: Hidden, keys: frozenset[str] = frozenset()) -> tuple[Any, Redaction]:
+def redact(value: Any, hidden: Hidden, keys: frozenset[str] = frozenset(),
+           current: bool = False) -> tuple[Any, Redaction]:
     """``value`` (a decoded JSON answer) as the grant of ``hidden`` may see it; ``keys``: the
     property names of the API's answers, which name no node (every other key may: an answer's
-    counts by namespace, a map keyed by column)."""
+    counts by namespace, a map keyed by column). ``current``: nothing was loaded since the hidden
+    names were read, so that an object of a list whose JSON holds none of them is visible whole
+    and kept as it is, unwalked (a node of a hidden namespace loaded since would hold none)."""
     done = Redaction()
-    return _Walk(hidden, done, keys).visible(value, None), done
+    return _Walk(hidden, done, keys, current).visible(value, None), done
 
 
 def redact_text(text: str, hidden: Hidden) -> tuple[str, Redaction]:
@@ -104,8 +109,15 @@ def _visible_suggestions(found: re.Match[str]) -> str:
 
 
 class _Walk:
-    def __init__(self, hidden: Hidden, done: Redaction, keys: frozenset[str]) -> None:
-        self.hidden, self.done, self.keys = hidden, done, keys
+    def __init__(self, hidden: Hidden, done: Redaction, keys: frozenset[str],
+                 current: bool = False) -> None:
+        self.hidden, self.done, self.keys, self.current = hidden, done, keys, current
+
+    def _clean(self, value: Any) -> bool:
+        """Whether ``value``, an object or a list of a list, names nothing hidden (its JSON holds
+        no hidden name): then the walk would change nothing in it."""
+        return self.current and isinstance(value, (dict, list)) and \
+            not self.hidden.occurs(orjson.dumps(value).decode())
 
     def text(self, value: str) -> str:
         out, n = self.hidden.scan(value)
@@ -116,7 +128,7 @@ class _Walk:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
-            return [self.visible(v, None) for v in value]
+            return [v if self._clean(v) else self.visible(v, None) for v in value]
         if not isinstance(value, dict):
             return value
         kind = self._hidden_kind(value)
