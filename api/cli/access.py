@@ -49,6 +49,15 @@ class Caller:
     audit: AuditLog
 
 
+_answering: Hidden | None = None
+
+
+def hidden_now() -> Hidden | None:
+    """What the command's caller may not see, while a restricted grant's command runs (search
+    leaves those nodes out, as the API's does: a hidden node is not found by searching)."""
+    return _answering
+
+
 def caller(settings: Settings, argv: list[str]) -> Caller | None:
     """The caller LINEAGE_TOKEN names, None without one; ConfigError for a token of no grant, or
     a restricted grant's token on a command that is not a question."""
@@ -131,13 +140,16 @@ def answering_as(who: Caller, argv: list[str]) -> Iterator[list[str]]:
     widths = common.out.width, common.err.width
     common.out.width = common.err.width = UNWRAPPED
     code = 0
+    global _answering
     try:
         sys.stdout, sys.stderr = stdout, stderr
+        _answering = who.hidden
         yield asked
     except SystemExit as e:
         code = _code(e)
         raise
     finally:
+        _answering = None
         sys.stdout, sys.stderr = real_out, real_err
         common.out.width, common.err.width = widths
         shown, done = _redacted(stdout.getvalue(), who.hidden)

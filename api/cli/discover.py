@@ -48,11 +48,15 @@ def search_cmd(
     fmt: Format = "text",
 ) -> None:
     """Find datasets and jobs by part of their name or namespace: exact and suffix matches first."""
+    from api.cli.access import hidden_now
     from impact.discover import search
 
     if kind not in (None, "dataset", "job"):
         raise fail("--kind must be dataset or job", code=2)
     found = question(lambda g: search(g, text, kind, limit))
+    hidden = hidden_now()  # a restricted caller's search finds nothing it may not see
+    if hidden is not None:
+        found = [f for f in found if not hidden.node_hidden(f.namespace, f.name)]
     if not found and fmt == "text":
         raise fail(f"nothing is named like {text!r}")
     render.rows([{"kind": f.kind, "namespace": f.namespace, "name": f.name} for f in found],

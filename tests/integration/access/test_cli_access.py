@@ -20,6 +20,8 @@ from tests.integration.access.test_redaction import (
     ACCESS,
     MARK,
     READER,
+    RUN_REPORT,
+    RUN_SHOP,
     SEEN,
     VAULT,
     _events,
@@ -52,6 +54,15 @@ QUESTIONS = [
     ["erasure", "plan", "--key", SEEN, "raw.users", "id", "--personal", "country"],
     ["erasure", "plan", "--key", SEEN, "raw.users", "id", "--personal", "country",
      "--format", "json"],
+    ["gate", SEEN, "dash.board"],
+    ["gate", SEEN, "marts.revenue", "--format", "json"],
+    ["health"],
+    ["health", "--format", "json"],
+    ["search", "shop"],
+    ["changes", "job", SEEN, "shop_report", "--format", "json"],
+    ["root-cause", "run", RUN_REPORT],
+    ["rerun-plan", "run", RUN_SHOP, "--format", "json"],
+    ["rerun-plan", "run", RUN_SHOP, "--format", "airflow"],
 ]
 
 
@@ -102,6 +113,13 @@ def test_every_cli_question_as_a_restricted_grant_hides_what_it_may_not_see(
     assert reaching_hidden >= 12, reaching_hidden  # the questions do reach what is hidden
     reads = [line for line in read_lines(cli) if line["who"] == "analyst"]
     assert len(reads) == len(QUESTIONS) and {r["method"] for r in reads} == {"CLI"}
+    # search finds nothing hidden, as the API's
+    monkeypatch.setenv("LINEAGE_TOKEN", READER)
+    code, _, said = _lineage(["search", "kestrel"], capsys, monkeypatch)
+    assert code == 1 and "nothing is named like 'kestrel'" in said
+    monkeypatch.delenv("LINEAGE_TOKEN")
+    code, found, _ = _lineage(["search", "kestrel"], capsys, monkeypatch)
+    assert code == 0 and "vault.ledger_kestrel" in found
     assert sum(r["outcome"] == "redacted" for r in reads) >= 12
 
 
