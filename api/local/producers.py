@@ -13,6 +13,7 @@ the tools in its own environment.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -171,14 +172,12 @@ class AirflowRun:
     logical_date: str
 
 
-def run_airflow(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
-                logical_date: datetime | None = None, fail_revenue: bool = False,
-                api_key: str | None = None, say: Callable[[str], None] = lambda line: None,
-                timeout: float = 900.0) -> AirflowRun:
-    """``airflow dags test shop_pipeline`` (examples/airflow_shop): Spark's jobs, the dbt build and
-    the overview task, each reporting to ``url`` with the DAG's task run as parent. Airflow's own
-    state (a SQLite database) lives in ``workdir/airflow``. Returns the command's exit code (not 0
-    when a task failed) and its output."""
+def airflow_env(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
+                fail_revenue: bool = False, api_key: str | None = None,
+                say: Callable[[str], None] = lambda line: None) -> tuple[Path, dict[str, str]]:
+    """Airflow's environment directory and the environment its commands run the example DAG
+    in (examples/airflow_shop): its own state (a SQLite database) in ``workdir/airflow``, Spark
+    and dbt reporting to ``url``; with ``fail_revenue`` Spark's revenue job fails."""
     if not (AIRFLOW_DAGS / f"{DAG_ID}.py").is_file():
         raise ConfigError(f"the Airflow example is not at {AIRFLOW_DAGS}: run it from a clone")
     airflow_bin = tool_bin(settings, "airflow", say)
@@ -206,6 +205,21 @@ def run_airflow(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
             "PYTHONPATH": str(ROOT)}
     if api_key:
         env["OPENLINEAGE_API_KEY"] = api_key
+    return airflow_bin, env
+
+
+def run_airflow(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
+                logical_date: datetime | None = None, fail_revenue: bool = False,
+                api_key: str | None = None, say: Callable[[str], None] = lambda line: None,
+                timeout: float = 900.0) -> AirflowRun:
+    """``airflow dags test shop_pipeline`` (examples/airflow_shop): Spark's jobs, the dbt build and
+    the overview task, each reporting to ``url`` with the DAG's task run as parent. Airflow's own
+    state (a SQLite database) lives in ``workdir/airflow``. Returns the command's exit code (not 0
+    when a task failed) and its output."""
+    airflow_bin, env = airflow_env(settings, url, warehouse, workdir, fail_revenue=fail_revenue,
+                                   api_key=api_key, say=say)
+    home = Path(env["AIRFLOW_HOME"])
+    database = Path(env["DBT_SHOP_DUCKDB"])
     started = time.perf_counter()
     if not (home / "airflow.db").is_file():
         say("creating Airflow's database (airflow db migrate, once)")
@@ -215,6 +229,120 @@ def run_airflow(settings: Settings, url: str, warehouse: Path, workdir: Path, *,
                 "airflow dags test", check=False)
     return AirflowRun(done.returncode, time.perf_counter() - started, done.stdout + done.stderr,
                       dbt_namespace(database), when)
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A DAG run cleared by a rerun plan's command and run again by Airflow's scheduler: each
+    task's (state, try number) before the clear, after it, and once the DAG run ended."""
+
+    before: dict[str, tuple[str | None, int]]
+    cleared: dict[str, tuple[str | None, int]]
+    after: dict[str, tuple[str | None, int]]
+    state: str | None  # the DAG run's state at the end: success, failed (None: still running)
+    output: str  # the clear command's output, then the services' logs when it did not end
+
+
+def clear_and_rerun(settings: Settings, url: str, warehouse: Path, workdir: Path,
+                    commands: tuple[str, ...], *,
+                    api_key: str | None = None, say: Callable[[str], None] = lambda line: None,
+                    timeout: float = 900.0) -> Rerun:
+    """Run a rerun plan's ``airflow tasks clear`` commands on the example's Airflow (Spark's
+    revenue job fixed), then Airflow's services as ``airflow standalone`` runs them (the
+    scheduler with the local executor, the DAG processor, the API server its tasks report to)
+    until the cleared DAG run ends again."""
+    import secrets
+    import shlex
+    import socket
+
+    airflow_bin, env = airflow_env(settings, url, warehouse, workdir, api_key=api_key, say=say)
+    clears = [shlex.split(c, comments=True) for c in commands]
+    if not clears or any(w[:3] != ["airflow", "tasks", "clear"] for w in clears):
+        raise ConfigError(f"not `airflow tasks clear` commands: {commands}")
+    airflow = str(airflow_bin / "airflow")
+    database = Path(env["AIRFLOW_HOME"]) / "airflow.db"
+    run_id = _cleared_run(database, clears[0])
+    before = _task_states(database, run_id)
+    said = ""
+    for words in clears:
+        done = _run([airflow, *words[1:]], env, workdir, 300, "airflow tasks clear")
+        said += done.stdout + done.stderr
+    cleared = _task_states(database, run_id)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env |= {"AIRFLOW__CORE__EXECUTOR": "LocalExecutor", "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(16),
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5"}
+    _run([airflow, "dags", "unpause", DAG_ID], env, workdir, 120, "airflow dags unpause")
+    logs = workdir / "airflow-services"
+    logs.mkdir(exist_ok=True)
+    services = []
+    for name in ("api-server", "dag-processor", "scheduler"):
+        out = (logs / f"{name}.log").open("w")
+        services.append((subprocess.Popen([airflow, name], env=env, cwd=workdir, stdout=out,
+                                          stderr=subprocess.STDOUT), out))
+    say(f"airflow scheduler, dag-processor and api-server: rerunning DAG run {run_id}")
+    state = None
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = _run_state(database, run_id)
+            if state in ("success", "failed"):
+                break
+            if any(p.poll() is not None for p, _ in services):
+                break
+            time.sleep(2)
+    finally:
+        for p, _out in services:
+            p.terminate()
+        for p, out in services:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+            out.close()
+    ended = state in ("success", "failed")
+    output = said + ("" if ended else "".join(
+        f"\n--- {f.name}\n" + f.read_text(errors="replace")[-3000:]
+        for f in sorted(logs.glob("*.log"))))
+    return Rerun(before, cleared, _task_states(database, run_id), state if ended else None, output)
+
+
+def _cleared_run(database: Path, words: list[str]) -> str:
+    """The run id of the DAG run a ``tasks clear`` command's start date names."""
+    import sqlite3
+
+    start = words[words.index("--start-date") + 1]
+    logical = datetime.fromisoformat(start).astimezone(UTC)
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        found = [(run_id, value) for run_id, value in db.execute(
+            "SELECT run_id, logical_date FROM dag_run WHERE dag_id = ?", (DAG_ID,))]
+    for run_id, value in found:
+        if value and datetime.fromisoformat(str(value)).replace(tzinfo=UTC) == logical.replace(tzinfo=UTC):
+            return str(run_id)
+    raise ConfigError(f"no run of {DAG_ID} at {start} in {database}: {found}")
+
+
+def _task_states(database: Path, run_id: str) -> dict[str, tuple[str | None, int]]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        return {task: (state, int(tries or 0)) for task, state, tries in db.execute(
+            "SELECT task_id, state, try_number FROM task_instance WHERE dag_id = ? AND run_id = ?",
+            (DAG_ID, run_id))}
+
+
+def _run_state(database: Path, run_id: str) -> str | None:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        row = db.execute("SELECT state FROM dag_run WHERE dag_id = ? AND run_id = ?",
+                         (DAG_ID, run_id)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float, what: str,

@@ -48,7 +48,11 @@ class Group:
     integration: str | None
     tasks: tuple[str, ...]  # in the plan's order
     logical_date: datetime | None  # Airflow: the DAG run's logical date (its nominal start)
-    command: str | None  # the command that reruns the tasks (Airflow's `tasks clear`)
+    command: str | None
+    """The commands that rerun the tasks, a line each (Airflow: a ``tasks clear`` per task)."""
+    failed: tuple[str, ...] = ()
+    """Other tasks of the DAG run that failed: cleared with the tasks, since a task left failed
+    keeps those after it in the DAG from running (Airflow: upstream_failed)."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ class RerunPlan:
 
     @property
     def commands(self) -> tuple[str, ...]:
-        return tuple(g.command for g in self.groups if g.command)
+        return tuple(line for g in self.groups if g.command for line in g.command.splitlines())
 
 
 def rerun_plan_run(graph: Graph, run_id: str, depth: int | None = None,
@@ -154,8 +158,8 @@ def _plan(graph: Graph, source: str, since: datetime, origin: list[RunFacts],
         d for j in kept.jobs for d in current.writes.get(j, ())}
     rollbacks = tuple(b for b in _rollbacks(done, runs, before) if b.dataset not in written_apart)
     return RerunPlan(source, since, tuple(o.run_id for o in origin if o.run_id), origin_jobs,
-                     reruns, _groups(reruns, origin, waiting, parents), rollbacks, len(rows),
-                     columns, left)
+                     reruns, _groups(graph, reruns, origin, waiting, parents), rollbacks,
+                     len(rows), columns, left)
 
 
 def _unaffected(graph: Graph, order: _Order, done: Replayed, runs: dict[str, RunFacts],
@@ -322,11 +326,12 @@ def _rerun(job: str, step: int, order: _Order, done: Replayed, runs: dict[str, R
                  started[1] if started else None)
 
 
-def _groups(reruns: tuple[Rerun, ...], origin: list[RunFacts], waiting: dict[str, Waiting],
-            parents: dict[str, Lineage]) -> tuple[Group, ...]:
+def _groups(graph: Graph, reruns: tuple[Rerun, ...], origin: list[RunFacts],
+            waiting: dict[str, Waiting], parents: dict[str, Lineage]) -> tuple[Group, ...]:
     """One group a parent run, in the order its first task comes: the origin's task first (it
     runs again first, once fixed), then the reruns' in the plan's order. A job waiting since an
-    earlier run of the same DAG joins the group of that DAG's run in the plan."""
+    earlier run of the same DAG joins the group of that DAG's run in the plan. An Airflow
+    group's command clears the DAG run's other failed tasks too (``Group.failed``)."""
     found: dict[str, tuple[dict[str, Any], list[str]]] = {}
     by_job: dict[str, str] = {}  # a parent job -> its run the plan groups under
     lasts = [*(o.run_id for o in origin),
@@ -338,20 +343,36 @@ def _groups(reruns: tuple[Rerun, ...], origin: list[RunFacts], waiting: dict[str
         root, task = begun
         key = by_job.setdefault(root["job"], root["runId"])
         found.setdefault(key, (root, []))[1].append(task)
+    ran: dict[str, list[tuple[str, str | None]]] = {}  # a parent run -> its tasks' runs
+    for row in graph.read("repair/dag_run_tasks", parents=sorted(found)) if found else []:
+        ran.setdefault(row["parentRunId"], []).append((row["jobName"] or "", row["state"]))
     groups = []
-    for root, found_tasks in found.values():
+    for key, (root, found_tasks) in found.items():
         tasks = tuple(dict.fromkeys(found_tasks))
         when = native_time(root.get("nominalStart")) or native_time(root.get("start"))
         airflow = (root.get("integration") or "").upper() == "AIRFLOW"
         dag = root.get("jobName") or ""
-        command = (f"airflow tasks clear {_quote(dag)} --task-regex "
-                   f"{_quote('^(' + '|'.join(_regex(t) for t in tasks) + ')$')}"
-                   + (f" --start-date {when.isoformat()} --end-date {when.isoformat()}"
-                      if when else "") + " --yes"
-                   ) if airflow and dag else None
+        siblings = {name.removeprefix(f"{dag}.") for name, _ in ran.get(key, [])}
+        stuck = tuple(dict.fromkeys(
+            t for name, state in ran.get(key, []) if state in ("FAIL", "ABORT")
+            and (t := name.removeprefix(f"{dag}.")) and t not in tasks)) if airflow else ()
+        command = "\n".join(_clear(dag, t, when, siblings | set(tasks))
+                            for t in (*tasks, *stuck)) if airflow and dag else None
         groups.append(Group(root["job"], root["runId"], root.get("integration"), tasks, when,
-                            command))
+                            command, stuck))
     return tuple(groups)
+
+
+def _clear(dag: str, task: str, when: datetime | None, known: set[str]) -> str:
+    """Airflow's command that clears ``task`` of the DAG run at ``when``: one task a command,
+    named as it is (Airflow 3.3.2 reads ``--task-regex`` as a part of a task id, Airflow 2 as
+    a regular expression searched in it: an anchored or grouped pattern finds nothing in 3.3.2,
+    the task id alone finds the task in both); a comment says which other tasks of the DAG run
+    the name also finds, if any."""
+    dates = f" --start-date {when.isoformat()} --end-date {when.isoformat()}" if when else ""
+    also = sorted(t for t in known if t != task and task in t)
+    return (f"airflow tasks clear {_quote(dag)} --task-regex {_quote(task)}{dates} --yes"
+            + (f"  # also clears {', '.join(also)}" if also else ""))
 
 
 def _rollbacks(done: Replayed, runs: dict[str, RunFacts],
@@ -433,10 +454,6 @@ def _facts(r: dict[str, Any], writes: list[dict[str, Any]] | None = None) -> Run
                     native_time(r["end"]), (),
                     tuple(Access(w["namespace"], w["name"], w["version"])
                           for w in (writes or r.get("wrote") or [])))
-
-
-def _regex(task: str) -> str:
-    return "".join(f"\\{c}" if c in ".^$*+?{}[]\\|()" else c for c in task)
 
 
 def _quote(text: str) -> str:

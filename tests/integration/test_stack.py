@@ -144,10 +144,13 @@ def test_stack_rerun_plan_of_the_failed_spark_run_clears_its_task_and_the_tasks_
     assert all(r.reason == "read bad data" and r.runs for r in plan.reruns if r.task == "spark_shop")
     assert f"file:{stack.wh}/marts/revenue_by_country" in {b.dataset for b in plan.rollbacks}
     assert group.logical_date is not None
-    assert plan.commands == (f"airflow tasks clear '{DAG_ID}' --task-regex "
-                             f"'^(spark_shop|dbt_build|publish_overview)$' --start-date "
-                             f"{group.logical_date.isoformat()} --end-date "
-                             f"{group.logical_date.isoformat()} --yes",)
+    # the lineage gate failed that night, between dbt and the overview: cleared too, or Airflow
+    # would mark the overview upstream_failed again
+    assert group.failed == ("lineage_gate",)
+    when = group.logical_date.isoformat()
+    assert plan.commands == tuple(
+        f"airflow tasks clear '{DAG_ID}' --task-regex '{task}' --start-date {when} --end-date "
+        f"{when} --yes" for task in ("spark_shop", "dbt_build", "publish_overview", "lineage_gate"))
 
 
 def test_stack_changes_of_the_failed_spark_job_name_the_bad_column(stack: Stack) -> None:
@@ -255,3 +258,39 @@ def test_an_erasure_plan_over_sparks_and_dbts_lineage(stack: Stack) -> None:
     steps = {p.dataset: p.step for p in plan.places}
     for p in plan.places:
         assert all(steps[before] < p.step for before in p.after if before in steps), p
+
+
+# --- the incident's repair, run by Airflow (last: it adds runs the tests above do not expect) ---
+
+def test_stack_airflow_reruns_exactly_what_the_plans_command_clears(
+        stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The failing night's rerun plan, carried out: its `airflow tasks clear` command clears the
+    plan's tasks and the failed lineage gate (and nothing else) in the failing night's DAG run;
+    then Airflow's own scheduler (Spark's revenue job fixed) reruns them: the DAG run succeeds,
+    the dbt models and the overview run after Spark's jobs, and the lineage gate lets the
+    overview through."""
+    from api.local.producers import clear_and_rerun
+    from impact.repair.plan import rerun_plan_run
+
+    top = root_cause_dataset(stack.graph, stack.duck, "shop.marts.country_kpis").candidates[0]
+    commands = rerun_plan_run(stack.graph, top.evidence["runId"]).commands
+    workdir = stack.run.warehouse.parent
+    with live_api(stack.graph, tmp_path_factory.mktemp("rerun") / "events.db") as (url, log):
+        rerun = clear_and_rerun(Settings(state_dir=server_settings().state_dir), url,
+                                stack.run.warehouse, workdir, commands)
+        wait_loaded(log)
+    planned = {"spark_shop", "dbt_build", "lineage_gate", "publish_overview"}
+    assert {t for t, (state, _) in rerun.cleared.items() if state is None} == planned, rerun
+    assert rerun.before.keys() == planned  # every task of the DAG, each cleared
+    assert rerun.state == "success", rerun.output[-5000:]
+    assert all(rerun.after[t][0] == "success" and rerun.after[t][1] > rerun.before[t][1]
+               for t in planned), rerun.after
+    overview = rows(stack.graph, """
+        MATCH (r:Run)-[:OF]->(j:Job {namespace: 'airflow_shop', name: $name})
+        RETURN r.state AS state ORDER BY r.stateTime""", name=f"{DAG_ID}.publish_overview")
+    assert [r["state"] for r in overview] == ["COMPLETE", "COMPLETE"]
+    revenue = rows(stack.graph, """
+        MATCH (r:Run)-[:OF]->(:Job)-[:WRITES]->(d:Dataset {namespace: 'file', name: $name})
+        RETURN r.state AS state ORDER BY r.stateTime DESC LIMIT 1""",
+        name=f"{stack.wh}/marts/revenue_by_country")
+    assert [r["state"] for r in revenue] == ["COMPLETE"]  # Spark's fixed job wrote it again

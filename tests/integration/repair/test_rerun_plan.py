@@ -137,10 +137,11 @@ def _check(plan: RerunPlan, jobs: list[Job], bad: str) -> None:
     # one group, the DAG run: the bad task first, then the plan's order, and the command
     [group] = plan.groups
     assert group.tasks == (bad, *_jobs(plan))
-    assert group.command == (
-        f"airflow tasks clear '{DAG}' --task-regex '^({'|'.join([bad, *_jobs(plan)])})$' "
-        f"--start-date {(NIGHT0 + timedelta(days=1)).isoformat()} "
-        f"--end-date {(NIGHT0 + timedelta(days=1)).isoformat()} --yes")
+    when = (NIGHT0 + timedelta(days=1)).isoformat()
+    assert plan.commands == tuple(  # a task a command: Airflow 3.3 reads the "regex" as a part
+        f"airflow tasks clear '{DAG}' --task-regex '{t}' --start-date {when} --end-date {when} "
+        "--yes" for t in (bad, *_jobs(plan), *group.failed))
+    assert group.failed == ()  # the bad run did not fail (a failed one is checked below)
     # roll back each dataset holding bad data to the first night's write
     by_dataset = {r.dataset.removeprefix("ns:"): r for r in plan.rollbacks}
     assert set(by_dataset) == bad_outputs

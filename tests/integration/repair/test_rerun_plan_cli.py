@@ -40,7 +40,7 @@ def test_the_plan_in_every_format_on_the_cli_and_over_http(
     as_json = json.loads(invoke("run", _id(bad, 1), "--format", "json"))
     assert [r["job"] for r in as_json["reruns"]] == [r.job for r in plan.reruns]
     assert as_json["commands"] == list(plan.commands)
-    assert invoke("run", _id(bad, 1), "--format", "airflow") == plan.commands[0] + "\n"
+    assert invoke("run", _id(bad, 1), "--format", "airflow") == "".join(c + "\n" for c in plan.commands)
     markdown = invoke("run", _id(bad, 1), "--format", "markdown")
     assert markdown.startswith(f"# Rerun plan for run {_id(bad, 1)}")
     assert all(md(r.job) in markdown for r in plan.reruns) and plan.commands[0] in markdown
