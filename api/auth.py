@@ -14,6 +14,7 @@ import hmac
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from graph.errors import LineageError
 from impact.access.grants import Access, Grant
@@ -114,7 +115,9 @@ def _by_jwt(access: Access, token: str) -> SignedIn | None:
     import jwt
 
     try:
-        claims = jwt.decode(token, config.key, algorithms=list(config.algorithms),
+        key: Any = _published_keys(config.jwks_url).get_signing_key_from_jwt(token).key \
+            if config.jwks_url else config.key
+        claims = jwt.decode(token, key, algorithms=list(config.algorithms),
                             audience=config.audience, issuer=config.issuer, leeway=30,
                             options={"require": ["exp", "iss", "aud"]})
     except jwt.PyJWTError as e:
@@ -125,6 +128,21 @@ def _by_jwt(access: Access, token: str) -> SignedIn | None:
     user = claims.get(config.user_claim)
     return SignedIn(access.grant_of_groups(groups), _who(str(user) if user else None, groups),
                     groups)
+
+
+KEY_REFETCH_SECONDS = 30.0
+"""The least time between two fetches of the provider's keys for a key id not among them (a
+rotated key): a flood of made-up key ids does not become a flood of fetches."""
+
+
+@functools.lru_cache(maxsize=8)
+def _published_keys(url: str) -> Any:
+    """The identity provider's published keys (a JWKS document at ``url``), kept five minutes,
+    and fetched again for a key id not among them (at most every KEY_REFETCH_SECONDS)."""
+    import jwt
+
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=10,
+                           cooldown_duration=KEY_REFETCH_SECONDS)
 
 
 def _who(user: str | None, groups: tuple[str, ...]) -> str:

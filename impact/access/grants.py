@@ -62,6 +62,7 @@ class _JwtIn(Strict):
     issuer: str = Field(min_length=1)
     audience: str = Field(min_length=1)
     key_file: str | None = None  # the identity provider's public key (PEM), for RS, PS and ES
+    jwks_url: str | None = None  # or where it publishes its keys (OIDC's jwks_uri), fetched
     secret: str | None = None  # env:VARIABLE, for HS
     algorithms: list[str] = Field(default_factory=lambda: ["RS256"], min_length=1)
     groups_claim: str = Field(default="groups", min_length=1)
@@ -134,12 +135,13 @@ class Proxy:
 class Jwt:
     """Bearer tokens an identity provider signed (OIDC's ID or access tokens), verified here."""
 
-    key: str = field(repr=False)  # the public key (PEM) or the shared secret
+    key: str = field(repr=False)  # the public key (PEM) or the shared secret; "" with jwks_url
     algorithms: tuple[str, ...]
     issuer: str
     audience: str
     groups_claim: str
     user_claim: str
+    jwks_url: str | None = None  # the provider's keys, fetched (and again for a key id not seen)
 
 
 @dataclass(frozen=True)
@@ -226,13 +228,23 @@ def _jwt(document: Document, given: _JwtIn | None) -> Jwt | None:
         raise document.problem(("jwt", "algorithms"), "HS algorithms (a shared secret) and the "
                                "others (a public key) cannot be mixed")
     if shared == {True}:
-        if given.secret is None or given.key_file is not None:
-            raise document.problem(("jwt",), "an HS algorithm needs secret: env:VARIABLE (and no key_file)")
+        if given.secret is None or given.key_file is not None or given.jwks_url is not None:
+            raise document.problem(("jwt",), "an HS algorithm needs secret: env:VARIABLE (and no "
+                                   "key_file or jwks_url)")
         key = _token(document, ("jwt", "secret"), given.secret)
+    elif given.jwks_url is not None:
+        if given.key_file is not None or given.secret is not None:
+            raise document.problem(("jwt",), "jwks_url takes the provider's keys from there: no "
+                                   "key_file or secret beside it")
+        if not given.jwks_url.startswith(("https://", "http://")):
+            raise document.problem(("jwt", "jwks_url"), f"{given.jwks_url!r} is not an http(s) "
+                                   "URL (the provider's jwks_uri)")
+        key = ""
     else:
         if given.key_file is None or given.secret is not None:
             raise document.problem(("jwt",), f"{given.algorithms[0]} needs key_file: the identity "
-                                   "provider's public key (PEM), and no secret")
+                                   "provider's public key (PEM), or jwks_url: where it publishes "
+                                   "its keys; and no secret")
         path = Path(given.key_file)
         path = path if path.is_absolute() else Path(document.file).parent / path
         try:
@@ -242,7 +254,7 @@ def _jwt(document: Document, given: _JwtIn | None) -> Jwt | None:
         if "-----BEGIN PUBLIC KEY-----" not in key:
             raise document.problem(("jwt", "key_file"), f"{path} holds no PEM public key")
     return Jwt(key, tuple(given.algorithms), given.issuer, given.audience, given.groups_claim,
-               given.user_claim)
+               given.user_claim, given.jwks_url)
 
 
 def _proxy(document: Document, given: _ProxyIn | None) -> Proxy | None:

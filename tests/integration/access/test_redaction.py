@@ -468,3 +468,81 @@ def test_a_token_the_identity_provider_signed_names_its_grant_by_group(
         assert client.get("/openapi.json", headers=signed(other)).status_code == 401
     lines = [json.loads(x) for x in (tmp_path / "signed" / "audit" / "reads.jsonl").read_text().splitlines()]
     assert {x["user"] for x in lines if x["who"] == "analyst"} == {"ada@example.com"}
+
+
+def test_the_providers_published_keys_verify_its_tokens_and_a_rotated_key_is_fetched(
+        stack: Any, graph: Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``jwks_url``: the provider's keys fetched from where it publishes them (OIDC's
+    jwks_uri); a token of a key id it does not publish is refused with 401, and once the
+    provider publishes a new key its tokens are taken without a restart (fetched again for
+    the unknown key id; the wait between two such fetches, 30 s, is taken out here)."""
+    import http.server
+    import time
+
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from api import auth
+
+    monkeypatch.setattr(auth, "KEY_REFETCH_SECONDS", 0.0)
+    auth._published_keys.cache_clear()
+    _, log, _ = stack
+    old, new = (rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2))
+    published = {"keys": [{**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(old.public_key())),
+                           "kid": "key-1", "use": "sig", "alg": "RS256"}]}
+    fetched: list[str] = []
+
+    class Provider(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            body = json.dumps(published).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    provider = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=provider.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{provider.server_address[1]}/.well-known/jwks.json"
+    access = tmp_path / "jwks.yaml"
+    access.write_text(f"jwt:\n  issuer: https://idp.example.com\n  audience: lineage-graph\n"
+                      f"  jwks_url: {url}\n" + SIGNED_IN_GRANTS, encoding="utf-8")
+
+    def signed(signer: Any, kid: str) -> dict[str, str]:
+        body = {"iss": "https://idp.example.com", "aud": "lineage-graph", "sub": "ada@example.com",
+                "groups": ["data-analysts"], "exp": int(time.time()) + 600}
+        return _auth(jwt.encode(body, signer, algorithm="RS256", headers={"kid": kid}))
+
+    asked = f"/api/v1/impact/dataset?namespace={SEEN}&name=raw.users&depth=5"
+    try:
+        with TestClient(create_app(Settings(state_dir=tmp_path / "jwks", access=access), graph,
+                                   log), base_url="http://lineage.example.com") as client:
+            seen = client.get(asked, headers=signed(old, "key-1"))
+            assert seen.status_code == 200 and MARK not in seen.content, seen.text
+            refused = client.get(asked, headers=signed(new, "key-2"))
+            assert refused.status_code == 401 and "key-2" in refused.json()["message"], refused.text
+            forged = client.get(asked, headers=signed(new, "key-1"))  # a published id, another key
+            assert forged.status_code == 401 and "signature" in forged.json()["message"].lower()
+            published["keys"].append({**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(
+                new.public_key())), "kid": "key-2", "use": "sig", "alg": "RS256"})
+            rotated = client.get(asked, headers=signed(new, "key-2"))
+            assert rotated.status_code == 200 and MARK not in rotated.content, rotated.text
+        assert fetched and set(fetched) == {"/.well-known/jwks.json"}
+    finally:
+        provider.shutdown()
+
+
+def test_jwks_url_beside_a_key_file_or_not_a_url_is_refused_with_the_line(tmp_path: Path) -> None:
+    for jwt_lines, said in [
+            ("  jwks_url: https://idp.example.com/jwks\n  key_file: idp.pem\n", "no key_file"),
+            ("  jwks_url: file:///etc/keys\n", "not an http(s) URL")]:
+        access = tmp_path / "access.yaml"
+        access.write_text("jwt:\n  issuer: https://idp.example.com\n  audience: lineage-graph\n"
+                          + jwt_lines + SIGNED_IN_GRANTS, encoding="utf-8")
+        with pytest.raises(AccessError) as e:
+            read_access(access)
+        assert said in str(e.value) and f"{access}:" in str(e.value), e.value
