@@ -55,6 +55,9 @@ EVENTS = "/api/v1/lineage"
 INLINE_BYTES = 1 << 20
 """An answer up to this size is first searched for hidden names on the event loop (one pass in C):
 most answers hold none and go out as they are."""
+REDACT_INLINE_BYTES = 64 * 1024
+"""An answer up to this size that names something hidden is redacted on the event loop (about
+3 ms for 50 KB, docs/benchmarks.md "Access"); a larger one on a thread, not to hold the loop."""
 GRANT = "lineage.grant"
 """The scope key of the caller's grant (None: a token of LINEAGE_API_TOKENS, or no tokens)."""
 _NAMED_BY = ("name", "dataset", "job")
@@ -167,13 +170,15 @@ class AccessGuard:
         # nothing loaded since the names were read (else a node of a hidden namespace loaded
         # since holds no name they know, and only the walk finds it)
         current = self.found.hidden.current(hidden)
+        redact_args = (body, media, hidden, self.answer_keys(),
+                       scope.get("path") == "/api/v1/search", status >= 400, current)
         if len(body) <= INLINE_BYTES and current and \
                 not hidden.occurs(body.decode("utf-8", "replace")):
             done = Redaction()  # no hidden name in it
+        elif len(body) <= REDACT_INLINE_BYTES:
+            body, done = _redact_body(*redact_args)  # a few milliseconds: no thread to wait for
         else:
-            body, done = await asyncio.to_thread(
-                _redact_body, body, media, hidden, self.answer_keys(),
-                scope.get("path") == "/api/v1/search", status >= 400, current)
+            body, done = await asyncio.to_thread(_redact_body, *redact_args)
         back = dict(swapped)
         if status >= 400:  # an error says back the names it was given, as a missing name's does
             back.update({hidden.opaque(v): v for v in _given(scope)})
