@@ -73,6 +73,8 @@ def caller(settings: Settings, argv: list[str]) -> Caller | None:
     audit = AuditLog(settings.audit_dir or settings.state_dir / "audit")
     if not grant.restricted:
         return Caller(grant, None, audit)
+    if not command_of(argv):
+        return None  # `lineage --help`, `--version`: nothing of the graph
     if command_of(argv) not in QUESTIONS:
         raise ConfigError(
             f"`lineage {command_of(argv)}` is an administrator's command: the grant "

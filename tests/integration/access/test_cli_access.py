@@ -155,6 +155,8 @@ def test_a_restricted_token_may_not_run_an_administrators_command(
     assert code == 2 and out == ""
     assert "`lineage export` is an administrator's command" in " ".join(err.split())
     assert not (tmp_path / "lake").exists()
+    code, out, _ = _lineage(["--help"], capsys, monkeypatch)  # help reads nothing of the graph
+    assert code == 0 and "Usage" in out
     monkeypatch.setenv("LINEAGE_TOKEN", "no-such-token-0001")
     code, _, err = _lineage(["ls"], capsys, monkeypatch)
     assert code == 2 and "LINEAGE_TOKEN is no token of the access file" in " ".join(err.split())
