@@ -50,6 +50,9 @@ def open_request(graph: Graph, events: EventLog, settings: Settings, plan: Erasu
                "producers": list(p.producers), "after": list(p.after)} for p in plan.places]
     models = [{"namespace": v.namespace, "name": v.name, "version": v.version}
               for v in plan.models]
+    # whether this opens it is known before: the worker and this process may both apply the
+    # command (this one after waiting for the worker), and the second finds it open
+    created = not graph.read("erasure/request", ref=ref)
     rows = commands.submit(graph, events, "erasure_open", {
         "ref": ref, "keys": list(plan.keys), "places": json.dumps(places, sort_keys=True),
         "models": json.dumps(models, sort_keys=True),
@@ -57,5 +60,5 @@ def open_request(graph: Graph, events: EventLog, settings: Settings, plan: Erasu
         settings.command_wait)
     if rows is None:  # the worker applied it in its place: read it back
         found = graph.read("erasure/request", ref=ref)
-        return Opened(ref, True, "worker", found[0]["openedAt"] if found else None)
-    return Opened(ref, bool(rows[0]["created"]), "here", rows[0]["openedAt"])
+        return Opened(ref, created, "worker", found[0]["openedAt"] if found else None)
+    return Opened(ref, created, "here", rows[0]["openedAt"])
