@@ -371,8 +371,16 @@ def _clear(dag: str, task: str, when: datetime | None, known: set[str]) -> str:
     the name also finds, if any."""
     dates = f" --start-date {when.isoformat()} --end-date {when.isoformat()}" if when else ""
     also = sorted(t for t in known if t != task and task in t)
-    return (f"airflow tasks clear {_quote(dag)} --task-regex {_quote(task)}{dates} --yes"
-            + (f"  # also clears {', '.join(also)}" if also else ""))
+    # Airflow's ids hold no control character: one that does (a hostile event) is written
+    # escaped, so that each command stays one line
+    return (f"airflow tasks clear {_quote(_shown(dag))} --task-regex {_quote(_shown(task))}"
+            f"{dates} --yes" + (f"  # also clears {', '.join(_shown(t) for t in also)}" if also else ""))
+
+
+def _shown(name: str) -> str:
+    """A name from an event, as a shell comment may hold it: a line break would end the comment
+    and start a command, so whatever is not printable is written as an escape."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in name)
 
 
 def _rollbacks(done: Replayed, runs: dict[str, RunFacts],

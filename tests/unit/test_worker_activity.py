@@ -12,7 +12,7 @@ from ingest.worker import Activity
 
 
 def test_busy_while_writing_and_for_a_moment_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Activity, "QUIET", 0.2)
+    monkeypatch.setattr(Activity, "QUIET", 1.0)
     activity = Activity()
     assert not activity.busy()  # never wrote
     entered, leave = threading.Event(), threading.Event()
@@ -25,20 +25,20 @@ def test_busy_while_writing_and_for_a_moment_after(monkeypatch: pytest.MonkeyPat
     writer = threading.Thread(target=write)
     writer.start()
     entered.wait(5)
-    time.sleep(0.3)  # longer than QUIET: still busy, the batch is not written yet
+    time.sleep(1.2)  # longer than QUIET: still busy, the batch is not written yet
     assert activity.busy()
     leave.set()
     writer.join()
     assert activity.busy()  # just wrote
-    time.sleep(0.3)
+    time.sleep(1.2)
     assert not activity.busy()
 
 
 def test_a_failed_write_ends_the_work_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Activity, "QUIET", 0.2)
+    monkeypatch.setattr(Activity, "QUIET", 1.0)
     activity = Activity()
     with pytest.raises(RuntimeError), activity.writing():
         raise RuntimeError("Neo4j refused the batch")
     assert activity.busy()
-    time.sleep(0.3)
+    time.sleep(1.2)
     assert not activity.busy()  # not left writing for ever
