@@ -212,37 +212,48 @@ def start_serve(env: dict[str, str]) -> tuple[Any, str]:
 
 
 @contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """An ASGI app (our API) served by uvicorn in a thread on a free loopback port: its URL."""
+    import threading
+    import time
+
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@contextlib.contextmanager
 def live_api(graph: Graph, log_path: Path) -> Iterator[tuple[str, SQLiteLog]]:
     """Our HTTP API (uvicorn, in a thread, on a free loopback port) over a fresh event log at
     ``log_path`` and a worker loading it into ``graph``: (the base URL, the log), for real
     producers to post to."""
     import threading
-    import time
-
-    import uvicorn
 
     from api.app import create_app
     from graph.settings import Settings
     from ingest.worker import Worker
 
     log = SQLiteLog(log_path)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(), graph, log), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
     stop = threading.Event()
     worker = threading.Thread(target=Worker(graph, log).run, args=(stop, 0.05), daemon=True)
     worker.start()
     try:
-        while not server.started:
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}", log
+        with serving(create_app(Settings(), graph, log)) as url:
+            yield url, log
     finally:
         stop.set()
-        server.should_exit = True
         worker.join(timeout=10)
-        thread.join(timeout=10)
 
 
 def wait_loaded(log: SQLiteLog, timeout: float = 120.0) -> float:

@@ -28,7 +28,7 @@ from ingest.log.kafka import KafkaAddress, KafkaLog, create_topics, group_lag, m
 from ingest.log.kafka_broker import LocalBroker  # noqa: E402
 from ingest.worker import Worker  # noqa: E402
 from tests.conftest import server_settings, wipe  # noqa: E402
-from tests.helpers import canonical_dump, free_port, ingest_events  # noqa: E402
+from tests.helpers import canonical_dump, free_port, ingest_events, serving  # noqa: E402
 
 pytestmark = pytest.mark.integration
 SHOP = Path(__file__).resolve().parents[3] / "examples" / "events" / "shop.ndjson"
@@ -90,22 +90,8 @@ def _wait_loaded(address: KafkaAddress, timeout: float = 120.0) -> None:
 
 @contextlib.contextmanager
 def _api(graph: Graph, address: KafkaAddress, settings: Settings | None = None) -> Iterator[str]:
-    import uvicorn
-
-    port = free_port()
-    log = KafkaLog(address, client_id="api")
-    server = uvicorn.Server(uvicorn.Config(create_app(settings or Settings(), graph, log),
-                                           host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(create_app(settings or Settings(), graph, KafkaLog(address, client_id="api"))) as url:
+        yield url
 
 
 def _post(url: str, body: bytes, content_type: str = "application/x-ndjson") -> dict[str, Any]:

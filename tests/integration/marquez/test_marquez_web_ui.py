@@ -25,9 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from api.app import create_app
 from graph.db import Graph
 from graph.settings import Settings
-from tests.helpers import free_port, ingest_events
+from tests.helpers import free_port, ingest_events, serving
 from tests.integration.access.test_redaction import ACCESS, MARK, READER, SEEN, _events
 from tests.integration.test_browser import ARTIFACTS, WebDriver
 
@@ -47,26 +48,6 @@ def marquez_web() -> Path:
     if not (web / "dist" / "index.html").is_file() or not (web / "node_modules").is_dir():
         pytest.fail(f"MARQUEZ_WEB={web} holds no built UI (dist/index.html) or no node_modules")
     return web
-
-
-@contextlib.contextmanager
-def _our_api(graph: Graph, settings: Settings) -> Iterator[str]:
-    import uvicorn
-
-    from api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, graph), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @contextlib.contextmanager
@@ -139,7 +120,7 @@ def test_marquez_web_ui_as_a_restricted_grant_shows_hidden_nodes_redacted(
     access.write_text(ACCESS, encoding="utf-8")
     settings = Settings(state_dir=tmp_path / "state", access=access)
     shots = ARTIFACTS / "marquez-ui-restricted"
-    with _our_api(graph, settings) as api, _signing_proxy(api, READER) as proxy, \
+    with serving(create_app(settings, graph)) as api, _signing_proxy(api, READER) as proxy, \
             _marquez_ui(marquez_web, proxy, tmp_path) as ui:
         browser = WebDriver(tmp_path)
         try:
