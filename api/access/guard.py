@@ -207,7 +207,7 @@ async def _body_swapped(scope: Scope, receive: Receive, hidden: Hidden,
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             break
-    body = _swapped_body(b"".join(chunks), hidden, _swapper(swapped))
+    body = _swapped_body(b"".join(chunks), hidden, swapper(swapped))
     scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"content-length"] + [
         (b"content-length", str(len(body)).encode())]
     sent = False
@@ -250,7 +250,7 @@ def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
 def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, str]]:
     """The request with each hidden name it gives swapped for a placeholder no node has."""
     swapped: dict[str, str] = {}
-    swap = _swapper(swapped)
+    swap = swapper(swapped)
 
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if query:
@@ -282,8 +282,10 @@ def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, s
     return scope, swapped
 
 
-def _swapper(swapped: dict[str, str]) -> Callable[[str], str]:
-    """A function giving a name's placeholder, which ``swapped`` keeps (placeholder: name)."""
+def swapper(swapped: dict[str, str]) -> Callable[[str], str]:
+    """A function giving a name's placeholder, which ``swapped`` keeps (placeholder: name): a
+    name no node has, so that a hidden name asked for is answered as a missing one (the API's
+    requests here, the command line's arguments in api.cli.access)."""
     def swap(value: str) -> str:
         placeholder = f"nothing-{secrets.token_hex(8)}"
         swapped[placeholder] = value

@@ -96,25 +96,20 @@ def command_of(argv: list[str]) -> str:
 def swapped_argv(argv: list[str], hidden: Hidden) -> tuple[list[str], dict[str, str]]:
     """``argv`` with each hidden name it gives (a namespace, ``NS NAME``, ``NS DATASET
     COLUMN``) swapped for a placeholder no node has; the placeholders, to say back in errors."""
+    from api.access.guard import swapper  # the API's placeholders, loaded only when restricted
+
     swapped: dict[str, str] = {}
+    swap = swapper(swapped)
     out = list(argv)
     for i, word in enumerate(argv):
         if word in hidden.namespaces:
-            out[i] = _placeholder(word, swapped)
+            out[i] = swap(word)
             continue
         if i + 1 < len(argv) and (word, argv[i + 1]) in hidden.nodes:
-            out[i + 1] = _placeholder(argv[i + 1], swapped)
+            out[i + 1] = swap(argv[i + 1])
         elif i + 2 < len(argv) and (word, argv[i + 1], argv[i + 2]) in hidden.columns:
-            out[i + 2] = _placeholder(argv[i + 2], swapped)
+            out[i + 2] = swap(argv[i + 2])
     return out, swapped
-
-
-def _placeholder(name: str, swapped: dict[str, str]) -> str:
-    import secrets
-
-    placeholder = f"nothing-{secrets.token_hex(8)}"
-    swapped[placeholder] = name
-    return placeholder
 
 
 @contextlib.contextmanager

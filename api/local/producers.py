@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import shlex
+import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -251,10 +255,6 @@ def clear_and_rerun(settings: Settings, url: str, warehouse: Path, workdir: Path
     revenue job fixed), then Airflow's services as ``airflow standalone`` runs them (the
     scheduler with the local executor, the DAG processor, the API server its tasks report to)
     until the cleared DAG run ends again."""
-    import secrets
-    import shlex
-    import socket
-
     airflow_bin, env = airflow_env(settings, url, warehouse, workdir, api_key=api_key, say=say)
     clears = [shlex.split(c, comments=True) for c in commands]
     if not clears or any(w[:3] != ["airflow", "tasks", "clear"] for w in clears):
@@ -314,8 +314,6 @@ def clear_and_rerun(settings: Settings, url: str, warehouse: Path, workdir: Path
 
 def _cleared_run(database: Path, words: list[str]) -> str:
     """The run id of the DAG run a ``tasks clear`` command's start date names."""
-    import sqlite3
-
     start = words[words.index("--start-date") + 1]
     logical = datetime.fromisoformat(start).astimezone(UTC)
     with contextlib.closing(sqlite3.connect(database)) as db:
@@ -328,8 +326,6 @@ def _cleared_run(database: Path, words: list[str]) -> str:
 
 
 def _task_states(database: Path, run_id: str) -> dict[str, tuple[str | None, int]]:
-    import sqlite3
-
     with contextlib.closing(sqlite3.connect(database)) as db:
         return {task: (state, int(tries or 0)) for task, state, tries in db.execute(
             "SELECT task_id, state, try_number FROM task_instance WHERE dag_id = ? AND run_id = ?",
@@ -337,8 +333,6 @@ def _task_states(database: Path, run_id: str) -> dict[str, tuple[str | None, int
 
 
 def _run_state(database: Path, run_id: str) -> str | None:
-    import sqlite3
-
     with contextlib.closing(sqlite3.connect(database)) as db:
         row = db.execute("SELECT state FROM dag_run WHERE dag_id = ? AND run_id = ?",
                          (DAG_ID, run_id)).fetchone()
