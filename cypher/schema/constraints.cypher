@@ -27,6 +27,10 @@ CREATE INDEX job_name IF NOT EXISTS FOR (j:Job) ON (j.name);
 CREATE INDEX column_name IF NOT EXISTS FOR (c:Column) ON (c.name);
 CREATE INDEX job_handoff IF NOT EXISTS FOR (j:Job) ON (j.handoff);
 CREATE INDEX job_ref_run IF NOT EXISTS FOR (j:Job) ON (j.refRunId);
+// retention's candidates (cypher/retention/foldable_runs.cypher): the runs last seen before the
+// detailed window, and stub parent runs; no other query looks runs up by these properties
+CREATE INDEX run_last_seen IF NOT EXISTS FOR (r:Run) ON (r.lastSeen);
+CREATE INDEX run_stub IF NOT EXISTS FOR (r:Run) ON (r.stub);
 // models (datasetType MODEL): `lineage provenance model NAME` and the listing of models
 CREATE INDEX dataset_type IF NOT EXISTS FOR (d:Dataset) ON (d.datasetType);
 // "Did you mean": names like an unknown one, by Lucene's fuzzy terms (cypher/lookup/similar_names.cypher)

@@ -288,3 +288,49 @@ def test_a_run_gives_way_while_the_worker_writes(graph: Graph,
     done = retain(graph, 30, 60, busy=lambda: True)  # a load that never pauses
     assert done.folded == expected.folded
     assert time.monotonic() - started >= 5 * 0.3
+
+
+def test_retention_keeps_the_stating_run_and_folds_childless_stub_parents(graph: Graph) -> None:
+    """Two jobs of 200 days: a task whose runs name a DAG run as parent (the DAG sent events of
+    its own for its first 20 days only: its later runs are stubs), and a job that completed with column lineage until day 50 and
+    has failed without outputs since. Kept however old: the DAG's day 19 (its latest run that
+    sent events, though stubs came after it), the failing job's day 50 (the latest completed run
+    that stated lineage for its output); folded: each stub parent once its child
+    is folded; left: the runs of the detailed window and their parents."""
+    days, detailed = 200, 90
+    now = DAY0 + timedelta(days=days - 1, hours=2)
+    since = now - timedelta(days=detailed)
+
+    def rid(name: str, day: int) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{name}/{day}"))
+
+    events = []
+    for d in range(days):
+        start, end = DAY0 + timedelta(days=d, hours=1), DAY0 + timedelta(days=d, hours=2)
+        parent = {"parent": {"run": {"runId": rid("dag", d)},
+                             "job": {"namespace": "ns", "name": "dag"}}}
+        events += [run_event(kind, rid("task", d), "task", time=_iso(t), run_facets=parent,
+                             inputs=[dataset("a")], outputs=[dataset("b")])
+                   for kind, t in (("START", start), ("COMPLETE", end))]
+        if d < 20:
+            events += [run_event(kind, rid("dag", d), "dag", time=_iso(t))
+                       for kind, t in (("START", start), ("COMPLETE", end))]
+        stated = d <= 50
+        outputs = [dataset("flaky_out", columns=["v"],
+                           lineage={"v": [("b", "v", "DIRECT", "IDENTITY")]})] if stated else []
+        events += [run_event("START", rid("flaky", d), "flaky", time=_iso(start),
+                             inputs=[dataset("b")]),
+                   run_event("COMPLETE" if stated else "FAIL", rid("flaky", d), "flaky",
+                             time=_iso(end), inputs=[dataset("b")], outputs=outputs)]
+    _load(graph, _events([], None) + random.Random(4).sample(events, len(events)))
+
+    retain(graph, detailed, 365)
+
+    inside = [d for d in range(days) if DAY0 + timedelta(days=d, hours=2) >= since]
+    expected = ({rid("task", d) for d in inside} | {rid("dag", d) for d in inside}
+                | {rid("flaky", d) for d in inside} | {rid("flaky", 50), rid("dag", 19)})
+    left = {r["id"] for r in rows(graph, "MATCH (r:Run) RETURN r.runId AS id")}
+    assert left == expected
+    summary = rows(graph, "MATCH (j:Job {name: 'flaky'}) RETURN j.`summary.COMPLETE` AS ok, "
+                          "j.`summary.FAIL` AS failed")
+    assert summary == [{"ok": 50, "failed": days - len(inside) - 51}]
