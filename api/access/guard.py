@@ -173,7 +173,7 @@ class AccessGuard:
         redact_args = (body, media, hidden, self.answer_keys(),
                        scope.get("path") == "/api/v1/search", status >= 400, current)
         if len(body) <= INLINE_BYTES and current and \
-                not hidden.occurs(body.decode("utf-8", "replace")):
+                not hidden.may_name(body.decode("utf-8", "replace"), _request_text(scope)):
             done = Redaction()  # no hidden name in it
         elif len(body) <= REDACT_INLINE_BYTES:
             body, done = _redact_body(*redact_args)  # a few milliseconds: no thread to wait for
@@ -245,6 +245,13 @@ def _redact_body(body: bytes, media: str, hidden: Hidden, keys: frozenset[str],
             text = "".join(orjson.dumps(v).decode() + "\n" for v, _ in lines)
         return text.encode("utf-8"), done
     return body, Redaction()
+
+
+def _request_text(scope: Scope) -> str:
+    """The request's path and query as text: the names it asks about (an answer may leave them
+    unsaid)."""
+    query = unquote(scope.get("query_string", b"").decode("latin-1").replace("+", " "))
+    return f"{scope.get('path', '').replace(SLASH, '/')}?{query}"
 
 
 def _swap_hidden_names(scope: Scope, hidden: Hidden) -> tuple[Scope, dict[str, str]]:

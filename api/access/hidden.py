@@ -57,6 +57,8 @@ class Hidden:
     namespaces: frozenset[str] = frozenset()
     position: int = -1  # the worker's position in the log when the names were read
     _automaton: Any = field(default=None, repr=False)
+    _holding: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    """A hidden column's bare name: the datasets in which it is hidden."""
     _opaque: dict[str, str] = field(default_factory=dict, repr=False)
 
     def namespace_hidden(self, namespace: str) -> bool:
@@ -81,18 +83,43 @@ class Hidden:
         return found
 
     def occurs(self, text: str) -> bool:
-        """Whether a hidden name is in ``text`` (one pass, stopping at the first)."""
+        """Whether a hidden name is in ``text`` (one pass, stopping at the first); a hidden
+        column's bare name counts wherever it is."""
         return next(self._matches(text), None) is not None
 
+    def may_name(self, *texts: str) -> bool:
+        """Whether ``texts``, a whole answer and the request it answers, may name something
+        hidden: a hidden name, or a hidden column's bare name with a dataset that holds it
+        named too (a column is only ever said of a dataset the answer or its request names;
+        ``occurs`` is what a part of an answer, whose dataset may be said around it, needs)."""
+        columns: set[str] = set()
+        datasets: set[str] = set()
+        for text in texts:
+            for _, _, (_, hidden, column, dataset) in self._bounded(text):
+                if hidden:
+                    return True
+                if column is not None:
+                    columns.add(column)
+                if dataset is not None:
+                    datasets.add(dataset)
+        return any(not datasets.isdisjoint(self._holding[c]) for c in columns)
+
     def _matches(self, text: str) -> Iterator[tuple[int, int]]:
+        """Where hidden names and hidden columns' bare names are in ``text``."""
+        for start, end, (_, hidden, column, _) in self._bounded(text):
+            if hidden or column is not None:
+                yield start, end
+
+    def _bounded(self, text: str) -> Iterator[tuple[int, int, tuple[int, bool, str | None,
+                                                                      str | None]]]:
         if self._automaton is None or not text:
             return
-        for end, length in self._automaton.iter(text):
-            start = end - length + 1
+        for end, found in self._automaton.iter(text):
+            start = end - found[0] + 1
             if (start > 0 and text[start - 1] in _NAME_CHARS) or (
                     end + 1 < len(text) and text[end + 1] in _NAME_CHARS):
                 continue
-            yield start, end + 1
+            yield start, end + 1, found
 
     def scan(self, text: str) -> tuple[str, int]:
         """``text`` with every hidden name in it replaced by its opaque id, and how many were."""
@@ -132,21 +159,38 @@ def hidden_from_rows(grant: Grant, access: Access, salt: bytes,
                 columns.add((namespace, name, column))
     hidden = Hidden(grant, access, salt, frozenset(nodes), frozenset(columns),
                     frozenset(c for _, _, c in columns), frozenset(namespaces), position)
-    strings = namespaces | {n for _, n in nodes} | hidden.column_names
-    if strings:
+    if namespaces or nodes or columns:
+        # a word's value: its length, whether it is a hidden name, the hidden column whose bare
+        # name it is, the dataset (holding a hidden column) whose name it is (``may_name``)
         automaton = ahocorasick.Automaton()
-        for s in strings:
+
+        def add(word: str, hidden_name: bool = False, column: str | None = None,
+                dataset: str | None = None) -> None:
+            _, was_hidden, was_column, was_dataset = automaton.get(word, (0, False, None, None))
+            automaton.add_word(word, (len(word), was_hidden or hidden_name,
+                                      was_column or column, was_dataset or dataset))
+
+        for s in namespaces | {n for _, n in nodes}:
             for written in _written(s):
-                automaton.add_word(written, len(written))
+                add(written, hidden_name=True)
                 if written != s:
                     hidden._opaque[written] = hidden.opaque(s)
-        for _, dataset, column in columns:  # a column as explanations name it: DATASET.COLUMN
-            qualified = f"{dataset}.{column}"
+        holding: dict[str, set[str]] = {}
+        for _, dataset, column in columns:
+            holding.setdefault(column, set()).add(dataset)
+            for written in _written(column):
+                add(written, column=column)
+                if written != column:
+                    hidden._opaque[written] = hidden.opaque(column)
+            for written in _written(dataset):
+                add(written, dataset=dataset)
+            qualified = f"{dataset}.{column}"  # a column as explanations name it: DATASET.COLUMN
             for written in _written(qualified):
-                automaton.add_word(written, len(written))
+                add(written, hidden_name=True)
                 hidden._opaque[written] = f"{dataset}.{hidden.opaque(column)}"
         automaton.make_automaton()
         hidden._automaton = automaton
+        hidden._holding = {c: frozenset(ds) for c, ds in holding.items()}
     return hidden
 
 

@@ -61,3 +61,26 @@ def test_objects_that_name_nothing_hidden_are_kept_as_the_walk_would_keep_them(
     assert skipped == walked and fast.count == full.count > 0
     assert skipped["graph"][1] is answer["graph"][1]  # visible whole: not walked
     assert "vault" not in orjson.dumps(skipped).decode()
+
+
+def test_a_hidden_columns_bare_name_may_name_it_only_beside_a_dataset_that_holds_it(
+        hidden: Hidden) -> None:
+    """``may_name`` (a whole answer and its request): 'eémail' is hidden in raw.orders only, so
+    an answer naming it of another dataset names nothing hidden, while one that also names
+    raw.orders, in its body or in the request, may; ``occurs`` (a part of an answer) counts the
+    bare name anywhere."""
+    other = json.dumps({"namespace": "shop", "name": "marts.daily",
+                        "fields": [{"name": "e\u00e9mail"}]})
+    assert hidden.occurs(other)
+    assert not hidden.may_name(other, "/api/v1/namespaces/shop/datasets/marts.daily?")
+    assert hidden.may_name(other, "/api/v1/lineage?nodeId=dataset:shop:raw.orders")
+    holding = json.dumps({"namespace": "shop", "name": "raw.orders",
+                          "fields": [{"name": "e\u00e9mail"}]}, ensure_ascii=True)
+    assert hidden.may_name(holding, "/")
+    assert not hidden.may_name(json.dumps({"name": "raw.orders", "fields": [{"name": "id"}]}))
+    # a hidden name is enough on its own, in the answer or the request
+    assert hidden.may_name(json.dumps({"namespace": "vault"}))
+    assert hidden.may_name("{}", "/api/v1/namespaces/vault/jobs")
+    # scanning still replaces the bare name, and never the dataset named only for context
+    text, count = hidden.scan("raw.orders has e\u00e9mail")
+    assert count == 1 and "raw.orders" in text and "e\u00e9mail" not in text
