@@ -15,7 +15,7 @@ seen removed: those edges go on the first night after ``--retire-day`` + the sum
 
     python -m bench.retention                          # S: 1,000 datasets, 400 days
     python -m bench.retention --datasets 200 --days 200 --out docs/results/retention.json
-    python -m bench.retention --datasets 10000 --batch 10000      # M: hours on 2 cores
+    python -m bench.retention --datasets 10000 --batch 2500 --heap 2g --pagecache 3g   # M: hours
 """
 
 from __future__ import annotations
@@ -108,10 +108,15 @@ def main() -> None:
                         help="from this day on, a job in ten stops reading one of its inputs")
     parser.add_argument("--batch", type=int, default=500,
                         help="the worker's batches (events); larger loads M's nights faster")
+    parser.add_argument("--heap", default="1g", help="each server's heap (M: 2g)")
+    parser.add_argument("--pagecache", default="512m",
+                        help="each server's page cache (M: 3g, the store without retention "
+                             "reaches several GB)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     with scratch("lineage-retention-") as work:
-        sides = [_side(work, "off", False, args.batch), _side(work, "on", True, args.batch)]
+        sides = [_side(work, "off", False, args.batch, args.heap, args.pagecache),
+                 _side(work, "on", True, args.batch, args.heap, args.pagecache)]
         try:
             emit(_run(sides, args), args.out)
         finally:
@@ -120,9 +125,10 @@ def main() -> None:
                 side.server.stop()
 
 
-def _side(work: Path, name: str, retention: bool, batch: int = 500) -> Side:
+def _side(work: Path, name: str, retention: bool, batch: int = 500, heap: str = "1g",
+          pagecache: str = "512m") -> Side:
     settings = Settings(state_dir=work / name, neo4j_bolt_port=free_port(),
-                        neo4j_http_port=free_port(), neo4j_heap="1g", neo4j_pagecache="512m")
+                        neo4j_http_port=free_port(), neo4j_heap=heap, neo4j_pagecache=pagecache)
     server = LocalServer(settings)
     server.start()
     graph = Graph(connect(settings))
@@ -153,6 +159,7 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
             days.append(row)
             print(row, flush=True)
     found: dict[str, Any] = {"datasets": args.datasets, "days": args.days, "batch": args.batch,
+                             "heap": args.heap, "pagecache": args.pagecache,
                              "detailed days": args.detailed, "summary days": args.summary,
                              "events per night": per_night, "retire day": args.retire_day,
                              "jobs that stop reading an input": len(dropped), "sizes": days}
