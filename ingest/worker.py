@@ -146,6 +146,8 @@ class BatchResult:
     """When its writes began (``time.monotonic()``): they were visible no earlier."""
     unprinted: frozenset[tuple[str, str]] = frozenset()
     """Datasets it gave lineage no print tells (ingest.rows.Rows.unprinted)."""
+    through: int = 0
+    """The log's seq of its last entry: the worker's position once it is loaded."""
 
 
 class Worker:
@@ -200,7 +202,7 @@ class Worker:
                                      f"could not be loaded: {type(e).__name__}: {e}"[:2000])
             self.log.commit(self.consumer, entry.seq)
             self._suspect_until = 0  # found: full batches again
-            return BatchResult(1, 0, 0, 1, 0.0)
+            return BatchResult(1, 0, 0, 1, 0.0, through=entry.seq)
 
     def _batch_limit(self, position: int) -> int:
         """The events the next batch may hold: fewer while a failed batch is being bisected."""
@@ -264,7 +266,7 @@ class Worker:
                            frozenset(j for r in rows for j in r.handoffs()),
                            entries[0].kind == "command",
                            frozenset(j for r in rows for j in r.jobs_named()), began,
-                           frozenset(d for r in rows for d in r.unprinted()))
+                           frozenset(d for r in rows for d in r.unprinted()), entries[-1].seq)
 
     def _adapt(self, events: int, too_large: int, largest_load: int) -> None:
         """After a batch Neo4j refused for its size, shrink the batch bounds to the largest part

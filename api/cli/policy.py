@@ -105,7 +105,7 @@ def gate_cmd(
     try:
         with reading_graph(get_settings()) as graph:
             try:
-                answer = gate(graph, namespace, name, rules, depth)
+                answer = gate(graph, namespace, name, rules, depth, position=watched_position())
             except NotFound as e:
                 raise fail(str(e) + suggestions(graph, e), code=2) from e
     except LineageError as e:
@@ -114,6 +114,22 @@ def gate_cmd(
                       else gate_text(answer)) + "\n")
     if not answer.open:
         raise typer.Exit(1)
+
+
+def watched_position() -> int | None:
+    """The worker's position in the local SQLite event log, for a gate to read the policy
+    watch's store when the watch has checked through it (impact.policy.kept); None without one."""
+    from ingest.log.protocol import WORKER
+    from ingest.log.sqlite import SQLiteLog
+
+    settings = get_settings()
+    if settings.log != "sqlite" or not settings.log_path.is_file():
+        return None
+    events = SQLiteLog(settings.log_path)
+    try:
+        return events.position(WORKER)
+    finally:
+        events.close()
 
 
 def configured_policies() -> Policies | None:

@@ -159,7 +159,7 @@ def show_dataset(
     freshness), tab-separated, for grep and cut."""
     import dataclasses
 
-    from api.cli.policy import configured_policies
+    from api.cli.policy import configured_policies, watched_position
     from api.render.policy import at_risk
     from graph.bookkeeping import public
     from impact import lookups
@@ -167,10 +167,11 @@ def show_dataset(
     from impact.policy.gate import gate
 
     rules = configured_policies()
+    position = watched_position() if rules is not None else None
 
     def ask(graph):  # type: ignore[no-untyped-def]
         return (lookups.dataset(graph, namespace, name), freshness(graph, namespace, name),
-                at_risk(gate(graph, namespace, name, rules)))
+                at_risk(gate(graph, namespace, name, rules, position=position)))
 
     row, fresh, risk = question(ask)
     if fmt == "plain":

@@ -122,7 +122,10 @@ def worker_cmd(
                      settings.log_path if settings.log == "sqlite" else settings.log, worker.lag())
             _plan_ahead(graph)
             _say_ready(settings)
-            watching, webhook = _watch_policies(graph, rules, settings.policy_webhook, events)
+            watching, webhook = _watch_policies(
+                graph, rules, settings.policy_webhook, events,
+                # a sole consumer's position is the whole log's: gates may read the store
+                events.position(CONSUMER) if isinstance(events, SoleConsumer) else None)
             keeping = Keeping(graph, events, settings, worker.activity.busy).start() \
                 if settings.retention_interval > 0 else None
 
@@ -143,8 +146,8 @@ def worker_cmd(
         raise fail(str(e)) from e
 
 
-def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, events: EventLog
-                    ) -> tuple[Watching | None, Webhook | None]:
+def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, events: EventLog,
+                    through: int | None = None) -> tuple[Watching | None, Webhook | None]:
     """The policy rules kept checked on a thread of their own, their changes sent to ``url``
     (documents dropped for too many waiting are counted in the log's stats, for /metrics)."""
     from api.services.webhook import Webhook
@@ -163,7 +166,8 @@ def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, event
     log.info("keeping %d policy rules of %s checked%s", len(rules.rules), rules.path,
              f"; changes go to {url}" if url else "")
     watching = Watching(PolicyWatch(graph, rules),
-                        notify=webhook.send if webhook else lambda changes: None).start()
+                        notify=webhook.send if webhook else lambda changes: None,
+                        through=through).start()
     return watching, webhook
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from api.deps import READ, Depth, G, Name, Ns
 from api.errors import RESPONSES
 from api.render.policy import gate_json
-from api.routes.policies import configured_policies
+from api.routes.policies import configured_policies, watched_position
 from api.schemas import answer
 from api.schemas import answers as ours
 from impact.policy.gate import gate
@@ -24,4 +24,5 @@ def gate_answer(request: Request, graph: G, namespace: Ns, name: Name, depth: De
     """Closed by a failed upstream run with no success after it, a failed data-quality
     assertion, an error-severity quality rule out of bounds, a late input, or an error-severity
     policy violation touching the dataset; each cause with its path (docs/policies.md, "Gates")."""
-    return gate_json(gate(graph, namespace, name, configured_policies(request), depth))
+    return gate_json(gate(graph, namespace, name, configured_policies(request), depth,
+                          position=watched_position(request)))

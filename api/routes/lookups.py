@@ -10,7 +10,7 @@ from api.deps import READ, G, Limit, Name, Ns, Offset
 from api.encode import lean, page, to_json
 from api.errors import RESPONSES
 from api.render.policy import at_risk
-from api.routes.policies import configured_policies
+from api.routes.policies import configured_policies, watched_position
 from api.schemas import answer
 from api.schemas import answers as ours
 from impact import lookups
@@ -31,7 +31,8 @@ def datasets(graph: G, limit: Limit, namespace: str | None = None, offset: Offse
 def dataset(request: Request, graph: G, namespace: Ns, name: Name) -> Any:
     row = lean(lookups.dataset(graph, namespace, name))
     # what upstream (or in it) closes its gate: its "quality at risk" (impact.policy.gate)
-    closed = gate(graph, namespace, name, configured_policies(request))
+    closed = gate(graph, namespace, name, configured_policies(request),
+                  position=watched_position(request))
     return to_json({**row, "qualityAtRisk": at_risk(closed)})
 
 

@@ -15,6 +15,7 @@ from api.schemas import answer
 from api.schemas import answers as ours
 from impact.policy import violations
 from impact.policy.rules import Policies, PolicyError, read_policies
+from ingest.log.protocol import WORKER
 
 router = APIRouter(prefix="/api/v1/policies", tags=["policies"], responses=RESPONSES)
 
@@ -35,6 +36,13 @@ def configured_policies(request: Request) -> Policies | None:
         return read_policies(Path(path))
     except PolicyError as e:
         raise HTTPException(503, f"the policy file cannot be used: {e}") from e
+
+
+def watched_position(request: Request) -> int | None:
+    """The worker's position in a SQLite event log (a sole consumer's), for a gate to read the
+    policy watch's store when the watch has checked through it (impact.policy.kept)."""
+    found = app_context(request)
+    return found.log().position(WORKER) if found.settings.log == "sqlite" else None
 
 
 @router.get("", dependencies=[READ], summary="The policy rules and their open violations",

@@ -1,6 +1,6 @@
 // Answers: records violations of policy rules as seen now: a new one (or one that had cleared)
 // is first seen now, one still open is last seen now.
-// Param $rows: the violations, each {key, rule, severity, kind, source, target, anchor, datasets, label, what, counts, waiver, steps (JSON text)}
+// Param $rows: the violations, each {key, rule, severity, kind, source, target, anchor, datasets, targetDataset, label, what, counts, waiver, steps (JSON text)}
 // Param $at: when they were seen (ISO 8601)
 // Returns: key, firstSeen
 // :param rows => []

@@ -30,7 +30,8 @@ from typing import Any
 from graph.db import Graph
 from impact.answers import clamp_depth, first_words, native_time, require_dataset
 from impact.health.freshness import assess
-from impact.policy.check import Violation, check_rule
+from impact.policy import kept
+from impact.policy.check import check_rule
 from impact.policy.rules import Policies
 
 FAILED = ("FAIL", "ABORT")
@@ -80,8 +81,12 @@ class Gate:
 
 
 def gate(graph: Graph, namespace: str, name: str, policies: Policies | None = None,
-         depth: int | None = None, now: datetime | None = None) -> Gate:
-    """Whether ``namespace:name`` may be consumed now (see the module's doc)."""
+         depth: int | None = None, now: datetime | None = None,
+         position: int | None = None) -> Gate:
+    """Whether ``namespace:name`` may be consumed now (see the module's doc). ``position``: the
+    worker's position in the event log; when the policy watch has checked everything up to it
+    against the same rules, the rules' violations are read from its store (impact.policy.kept)
+    instead of checking each rule."""
     now = now or datetime.now(UTC)
     me = f"{namespace}:{name}"
     rows = graph.read("impact/upstream_datasets", namespace=namespace, name=name,
@@ -100,17 +105,39 @@ def gate(graph: Graph, namespace: str, name: str, policies: Policies | None = No
         causes += _facts(fact, path_to_me, now)
     checked = 0
     if policies is not None:
-        within = frozenset(datasets)
-        for rule in policies.rules:
-            if rule.kind in ("metadata",):
-                continue  # what a dataset lacks says nothing of its data
-            checked += 1
-            result = check_rule(graph, rule, depth, now.date(), within)
-            causes += [cause for v in result.violations if v.counts
-                       for cause in [_from_rule(v, me, path_to_me)] if cause is not None]
+        checked = sum(1 for rule in policies.rules if rule.kind != "metadata")
+        if position is not None and kept.current(graph, policies, position):
+            causes += _stored(graph, me, path_to_me)
+        else:
+            causes += _checked(graph, policies, depth, now, frozenset(datasets), me, path_to_me)
     order = {"failed-run": 0, "failed-assertion": 1, "quality": 2, "violation": 3, "late": 4}
     causes.sort(key=lambda c: (c.severity != "error", order[c.kind], len(c.path), c.dataset))
     return Gate(me, now, tuple(causes), len(datasets) - 1, checked)
+
+
+def _checked(graph: Graph, policies: Policies, depth: int | None, now: datetime,
+             within: frozenset[tuple[str, str]], me: str,
+             path_to_me: dict[str, tuple[str, ...]]) -> list[Cause]:
+    """The causes the rules give, each rule checked for the violations anchored ``within``
+    (metadata rules are not: what a dataset lacks says nothing of its data)."""
+    causes = []
+    for rule in policies.rules:
+        if rule.kind == "metadata":
+            continue
+        result = check_rule(graph, rule, depth, now.date(), within)
+        causes += [cause for v in result.violations if v.counts
+                   for cause in [_cause(v.rule.id, v.rule.kind, v.rule.severity, v.anchor,
+                                        v.target_dataset, v.what(), me, path_to_me)]
+                   if cause is not None]
+    return causes
+
+
+def _stored(graph: Graph, me: str, path_to_me: dict[str, tuple[str, ...]]) -> list[Cause]:
+    """The same causes from the violations the policy watch stored."""
+    return [cause for v in graph.read("gate/violations", anchors=sorted(path_to_me))
+            for cause in [_cause(v["rule"], v["kind"], v["severity"], v["anchor"],
+                                 v["targetDataset"], v["what"], me, path_to_me)]
+            if cause is not None]
 
 
 def _facts(fact: dict[str, Any], path_to_me: dict[str, tuple[str, ...]],
@@ -140,18 +167,19 @@ def _facts(fact: dict[str, Any], path_to_me: dict[str, tuple[str, ...]],
     return found
 
 
-def _from_rule(v: Violation, me: str, path_to_me: dict[str, tuple[str, ...]]) -> Cause | None:
+def _cause(rule: str, kind: str, severity: str, anchor: str, target_dataset: str, said: str,
+           me: str, path_to_me: dict[str, tuple[str, ...]]) -> Cause | None:
     """A violation closes the gate of the dataset where the data arrived (its target) and of
     what derives from it; at its source it is only said, so that a system of record is not
     closed for every consumer because one of them copies it badly."""
-    what = f"rule {v.rule.id}: {v.what()}"
-    if v.rule.kind == "quality":
-        return Cause("quality", v.anchor, what, path_to_me.get(v.anchor, (v.anchor,)),
-                     rule=v.rule.id, severity=v.rule.severity)
-    if v.target_dataset in path_to_me:
-        return Cause("violation", v.target_dataset, what, path_to_me[v.target_dataset],
-                     rule=v.rule.id, severity=v.rule.severity)
-    if me == v.anchor:
-        return Cause("violation", me, f"a violation starts here: {what}", (me,), rule=v.rule.id,
+    what = f"rule {rule}: {said}"
+    if kind == "quality":
+        return Cause("quality", anchor, what, path_to_me.get(anchor, (anchor,)), rule=rule,
+                     severity=severity)
+    if target_dataset in path_to_me:
+        return Cause("violation", target_dataset, what, path_to_me[target_dataset], rule=rule,
+                     severity=severity)
+    if me == anchor:
+        return Cause("violation", me, f"a violation starts here: {what}", (me,), rule=rule,
                      severity="note")
     return None

@@ -45,6 +45,8 @@ evaluated: a file with one bad rule is refused, not half applied.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -225,6 +227,9 @@ class Rule:
 class Policies:
     path: str
     rules: tuple[Rule, ...] = field(default_factory=tuple)
+    digest: str = ""
+    """Of the file's values: the same rules give the same digest in every process (the policy
+    watch's mark, impact.policy.kept)."""
 
 
 def read_policies(path: Path) -> Policies:
@@ -252,7 +257,9 @@ def _policies(document: Document) -> Policies:
             rules.append(_rule(rule, document.line_at(("rules", i))))
     except FileProblem as e:
         raise _said(e.problem, document) from None
-    return Policies(document.file, tuple(rules))
+    digest = hashlib.sha256(json.dumps(document.values, sort_keys=True, default=str)
+                            .encode("utf-8")).hexdigest()
+    return Policies(document.file, tuple(rules), digest)
 
 
 def _said(problem: Problem, document: Document | None) -> PolicyError:

@@ -82,6 +82,7 @@ def _row(v: Violation) -> dict[str, Any]:
     datasets = sorted({v.anchor, v.target_dataset, root} - {""})
     return {"key": v.key, "rule": v.rule.id, "severity": v.rule.severity, "kind": v.rule.kind,
             "source": v.source, "target": v.target, "anchor": v.anchor, "datasets": datasets,
+            "targetDataset": v.target_dataset,
             "label": v.label, "what": v.what(), "counts": v.counts,
             "waiver": None if v.waiver is None else v.waiver.reason,
             "steps": json.dumps(_steps(v))}

@@ -40,6 +40,7 @@ from typing import Protocol
 
 from graph.db import Graph
 from impact.policy.check import Scope, check_rule
+from impact.policy.kept import mark
 from impact.policy.prints import Key, Prints, read_prints
 from impact.policy.rules import Policies
 from impact.policy.violations import ViolationChange, record
@@ -158,6 +159,8 @@ class Batch(Protocol):
     def unprinted(self) -> frozenset[Key]: ...
     @property
     def began(self) -> float: ...
+    @property
+    def through(self) -> int: ...
 
 
 @dataclass
@@ -174,6 +177,8 @@ class Touched:
     unprinted: set[Key] = field(default_factory=set)
     unsure: set[Key] = field(default_factory=set)
     unsure_jobs: set[Key] = field(default_factory=set)
+    through: int = 0
+    """The log's seq of the last batch merged."""
 
     @classmethod
     def of(cls, batch: Batch) -> Touched:
@@ -185,6 +190,7 @@ class Touched:
         self.commands = self.commands or batch.commands
         self.jobs |= batch.jobs
         self.unprinted |= batch.unprinted
+        self.through = max(self.through, batch.through)
         if isinstance(batch, Touched):
             self.unsure |= batch.unsure
             self.unsure_jobs |= batch.unsure_jobs
@@ -211,6 +217,11 @@ class Watching:
     """Check every rule at start (the store may be behind the graph and the file)."""
     busy_share: float = 0.1
     """The most of the time the checks take while batches keep coming (see the module's doc)."""
+    through: int | None = None
+    """The worker's position in the log at start (a sole consumer's: a SQLite log): then each
+    check marks the position through which every batch is checked (impact.policy.kept), and
+    gates read the store while it is current. None: no mark (a Kafka group's positions are
+    per partition)."""
     rounds: int = 0
     _pending: Touched = field(default_factory=Touched)
     _offered: float = 0.0
@@ -252,6 +263,17 @@ class Watching:
         """Wait until every batch offered so far is checked; False on timeout."""
         return self._idle.wait(timeout)
 
+    def _mark(self, pending: Touched) -> None:
+        """Mark how far the store is current: a full check covers what was loaded before it
+        began, a check after batches those batches (merged while it waited)."""
+        if self.through is None:
+            return
+        self.through = max(self.through, pending.through)
+        try:
+            mark(self.watch.graph, self.watch.policies, self.through, datetime.now(UTC))
+        except Exception as e:  # Neo4j away: gates check the rules themselves meanwhile
+            log.warning("marking the policy watch's position failed (%s)", e)
+
     def _work(self) -> bool:
         return bool(self._pending or self._full)
 
@@ -289,6 +311,7 @@ class Watching:
             with self._wake:
                 self._checking = False
                 self._checked_until = time.monotonic()
+            self._mark(pending)
             self.rounds += 1
             if self.busy_share < 1:
                 not_before = time.monotonic() + done.seconds * (1 / self.busy_share - 1)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -531,3 +531,61 @@ def _eventually(holds: Any, timeout: float = 10.0) -> None:
     while not holds():
         assert time.monotonic() < deadline, "not within the time"
         time.sleep(0.05)
+
+
+def test_a_gate_reads_the_watchs_store_while_it_is_current_and_answers_as_a_check_would(
+        graph: Graph, tmp_path: Path) -> None:
+    """impact.policy.kept: with the watch on a thread marking how far it has checked, a gate
+    given the worker's position reads the stored violations when the mark is through it (and
+    checks the rules itself when not); either way every dataset's gate, after every batch, has
+    the causes a gate that checks every rule finds."""
+    from impact.policy import kept
+    from impact.policy.gate import gate
+    from impact.policy.watch import Watching
+
+    chance = random.Random(5)
+    log = SQLiteLog(tmp_path / "events.db")
+    for entry in _entries():
+        if commands.is_command(entry):
+            log.append_command(entry)
+        else:
+            log.append([entry])
+    policies = _policies()
+    now = datetime(DAY.year, DAY.month, DAY.day, 12, tzinfo=UTC)
+    watching = Watching(PolicyWatch(graph, policies, today=lambda: DAY), busy_share=1.0,
+                        through=0).start()
+    worker = Worker(graph, log)
+    read_from_store = 0
+    try:
+        assert watching.wait_idle(60)
+        while True:
+            worker.limit = chance.randint(2, 8)
+            result = worker.run_once()
+            if result is None:
+                break
+            position = log.position("neo4j")
+            # loaded, not yet offered: the mark is behind, so a gate checks the rules itself
+            assert not kept.current(graph, policies, position)
+            watching.offer(result)
+            assert watching.wait_idle(60)
+            assert kept.current(graph, policies, position)
+            names = [(r["ns"], r["name"]) for r in rows(
+                graph, "MATCH (d:Dataset) RETURN d.namespace AS ns, d.name AS name")]
+            for ns, name in chance.sample(names, min(6, len(names))):
+                stored = gate(graph, ns, name, policies, now=now, position=position)
+                checked = gate(graph, ns, name, policies, now=now)
+                assert stored.causes == checked.causes, f"{ns}:{name} at {position}"
+                read_from_store += 1
+        assert kept.current(graph, policies, log.position("neo4j"))
+        # other rules (the shop's alone): the store is not theirs
+        fewer = parse_policies((ROOT / "examples" / "policies" / "shop.yaml").read_text(),
+                               "shop.yaml")
+        assert not kept.current(graph, fewer, 0)
+    finally:
+        watching.stop()
+    assert read_from_store > 20
+    # the gates compared closed for some datasets: the comparison was not of empty answers
+    closed = [name for ns, name in [(r["ns"], r["name"]) for r in rows(
+        graph, "MATCH (d:Dataset) RETURN d.namespace AS ns, d.name AS name")]
+        if not gate(graph, ns, name, policies, now=now, position=log.position("neo4j")).open]
+    assert closed, "no gate closed"

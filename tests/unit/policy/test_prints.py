@@ -59,6 +59,7 @@ class _Batch:
     jobs: frozenset[tuple[str, str]] = frozenset({JOB})
     unprinted: frozenset[tuple[str, str]] = frozenset()
     began: float = 0.0
+    through: int = 0
 
 
 def _unsure(watching: Watching) -> set[tuple[str, str]]:
