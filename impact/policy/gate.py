@@ -111,7 +111,9 @@ def gate(graph: Graph, namespace: str, name: str, policies: Policies | None = No
         else:
             causes += _checked(graph, policies, depth, now, frozenset(datasets), me, path_to_me)
     order = {"failed-run": 0, "failed-assertion": 1, "quality": 2, "violation": 3, "late": 4}
-    causes.sort(key=lambda c: (c.severity != "error", order[c.kind], len(c.path), c.dataset))
+    # a total order: the same answer whether the violations were checked or read from the store
+    causes.sort(key=lambda c: (c.severity != "error", order[c.kind], len(c.path), c.dataset,
+                               c.rule or "", c.what))
     return Gate(me, now, tuple(causes), len(datasets) - 1, checked)
 
 
