@@ -15,18 +15,24 @@ seen removed: those edges go on the first night after ``--retire-day`` + the sum
 
     python -m bench.retention                          # S: 1,000 datasets, 400 days
     python -m bench.retention --datasets 200 --days 200 --out docs/results/retention.json
-    python -m bench.retention --datasets 10000 --batch 2500 --heap 2g --pagecache 3g   # M: hours
+    python -m bench.retention --datasets 10000 --batch 2500 --heap 2g --pagecache 3g \
+        --state /tmp/retention-m      # M: hours; started again the same way, it goes on
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import random
+import signal
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -36,6 +42,7 @@ from bench.latency import emit, percentile, tree_mb
 from bench.stack import free_port, scratch
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
+from graph.probes import process_alive, read_pid
 from graph.retention.run import retain
 from graph.schema import apply_schema
 from graph.settings import Settings
@@ -62,6 +69,17 @@ class Side:
         """Append a night to the log and load it with the worker (``--batch``); its seconds."""
         started = time.perf_counter()
         self.log.append(night)
+        while self.worker.run_once() is not None:
+            pass
+        return time.perf_counter() - started
+
+    def appended(self, day: int, per_night: int) -> bool:
+        """Whether the log holds night ``day`` already (appended before the bench was stopped)."""
+        return self.log.last_seq() >= day * per_night
+
+    def drain(self) -> float:
+        """Load what the log holds and the worker has not loaded; its seconds."""
+        started = time.perf_counter()
         while self.worker.run_once() is not None:
             pass
         return time.perf_counter() - started
@@ -112,13 +130,21 @@ def main() -> None:
     parser.add_argument("--pagecache", default="512m",
                         help="each server's page cache (M: 3g, the store without retention "
                              "reaches several GB)")
+    parser.add_argument("--state", type=Path,
+                        help="a directory of the bench's own, kept: a run stopped (killed, the "
+                             "machine restarted) goes on from its last whole day when started "
+                             "again with the same options and --state (progress.json there)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    with scratch("lineage-retention-") as work:
+    if args.state is not None:
+        args.state.mkdir(parents=True, exist_ok=True)
+    with (contextlib.nullcontext(args.state) if args.state is not None
+          else scratch("lineage-retention-")) as work:
+        progress = Progress.of(work, args)
         sides = [_side(work, "off", False, args.batch, args.heap, args.pagecache),
                  _side(work, "on", True, args.batch, args.heap, args.pagecache)]
         try:
-            emit(_run(sides, args), args.out)
+            emit(_run(sides, args, progress), args.out)
         finally:
             for side in sides:
                 side.graph.close()
@@ -130,6 +156,7 @@ def _side(work: Path, name: str, retention: bool, batch: int = 500, heap: str = 
     settings = Settings(state_dir=work / name, neo4j_bolt_port=free_port(),
                         neo4j_http_port=free_port(), neo4j_heap=heap, neo4j_pagecache=pagecache)
     server = LocalServer(settings)
+    _stop_left(server)
     server.start()
     graph = Graph(connect(settings))
     apply_schema(graph)
@@ -138,19 +165,70 @@ def _side(work: Path, name: str, retention: bool, batch: int = 500, heap: str = 
     return Side(name, settings, server, graph, events, retention, Worker(graph, events, batch))
 
 
-def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
+@dataclass
+class Progress:
+    """How far a run with ``--state`` got: the last whole day and the rows recorded by then."""
+
+    path: Path | None
+    day: int = 0
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    OPTIONS = ("datasets", "days", "every", "on_disk", "detailed", "summary", "retire_day",
+               "batch")
+
+    @classmethod
+    def of(cls, work: Path, args: argparse.Namespace) -> Progress:
+        if args.state is None:
+            return cls(None)
+        path = work / "progress.json"
+        options = {k: getattr(args, k) for k in cls.OPTIONS}
+        if not path.is_file():
+            return cls(path)
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved["options"] != options:
+            raise SystemExit(f"{path} is of a run with other options ({saved['options']}): "
+                             "start it again with those, or give another --state")
+        print(f"going on from day {saved['day']} ({path})", file=sys.stderr, flush=True)
+        return cls(path, saved["day"], saved["rows"])
+
+    def save(self, args: argparse.Namespace, day: int) -> None:
+        self.day = day
+        if self.path is not None:
+            options = {k: getattr(args, k) for k in self.OPTIONS}
+            self.path.write_text(json.dumps({"options": options, "day": day, "rows": self.rows},
+                                            default=str), encoding="utf-8")
+
+
+def _stop_left(server: LocalServer) -> None:
+    """Stop a server a stopped run left on this state directory (``--state``): it answers on
+    ports of that run's."""
+    pid = read_pid(server.pid_file)
+    if pid is None or not process_alive(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(600):
+        if not process_alive(pid):
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"the Neo4j server {pid} of {server.pid_file} did not stop")
+
+
+def _run(sides: list[Side], args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     ts = tables(args.datasets)
     per_night = len(ts)
     nights = events(ts, days=args.days + 11)  # and eleven for the ingest beside a retention run
-    days: list[dict[str, Any]] = []
+    for _ in islice(nights, progress.day * per_night):  # the days done before a stop
+        pass
+    days = progress.rows
     dropped = {f"build_{t.name}": t.inputs[-1] for t in ts[::10] if len(t.inputs) >= 2}
-    for day in range(1, args.days + 1):
+    for day in range(progress.day + 1, args.days + 1):
         night = list(islice(nights, per_night))
         if day >= args.retire_day:
             night = [_without_input(e, dropped.get(e["job"]["name"])) for e in night]
         row: dict[str, Any] = {"day": day}
         for side in sides:  # alternated, night by night, on the same machine
-            row[f"{side.name} load s"] = round(side.load(night), 3)
+            loaded = side.drain() if side.appended(day, per_night) else side.load(night)
+            row[f"{side.name} load s"] = round(loaded, 3)
             if side.retention:
                 row["retention"] = side.keep(args.detailed, args.summary)
         if day % args.every == 0 or day == args.days or day in args.on_disk:
@@ -158,6 +236,7 @@ def _run(sides: list[Side], args: argparse.Namespace) -> dict[str, Any]:
                 row[side.name] = side.sizes(day in args.on_disk or day == args.days)
             days.append(row)
             print(row, flush=True)
+        progress.save(args, day)
     found: dict[str, Any] = {"datasets": args.datasets, "days": args.days, "batch": args.batch,
                              "heap": args.heap, "pagecache": args.pagecache,
                              "detailed days": args.detailed, "summary days": args.summary,
