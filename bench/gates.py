@@ -61,7 +61,7 @@ def main() -> None:
     full = PolicyWatch(graph, policies).full()
     print(f"full check: {time.perf_counter() - started:.1f} s, {len(full.changes)} changes",
           file=sys.stderr)
-    kept.mark(graph, policies, 0, datetime.now(UTC))
+    kept.mark(graph, policies, kept.LogState(0), datetime.now(UTC))
     try:
         emit(_run(graph, policies, ts, a), a.json)
     finally:
@@ -71,7 +71,8 @@ def main() -> None:
 def _run(graph: Graph, policies: Any, ts: list[Any], a: argparse.Namespace) -> dict[str, Any]:
     now = datetime.now(UTC)
     picked = random.Random(a.seed).sample(ts, min(a.samples, len(ts)))
-    ways = {"checked": None, "stored": 0}  # the position given: None checks every rule
+    # the position given: None checks every rule
+    ways: dict[str, kept.LogState | None] = {"checked": None, "stored": kept.LogState(0)}
 
     def ask(way: str, name: str) -> tuple[float, Any]:
         started = time.perf_counter()

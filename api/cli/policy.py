@@ -25,6 +25,7 @@ from api.cli.common import (
 from graph.errors import LineageError, NotFound
 
 if TYPE_CHECKING:
+    from impact.policy.kept import LogState
     from impact.policy.rules import Policies
 
 policy_app = typer.Typer(help="Rules lineage must keep (PII only masked, no path from A to B): "
@@ -116,9 +117,11 @@ def gate_cmd(
         raise typer.Exit(1)
 
 
-def watched_position() -> int | None:
-    """The worker's position in the local SQLite event log, for a gate to read the policy
-    watch's store when the watch has checked through it (impact.policy.kept); None without one."""
+def watched_position() -> LogState | None:
+    """The worker's position in the local SQLite event log and its last bulk load, for a gate to
+    read the policy watch's store when the watch has checked through it (impact.policy.kept);
+    None without one."""
+    from impact.policy.kept import LogState
     from ingest.log.protocol import WORKER
     from ingest.log.sqlite import SQLiteLog
 
@@ -127,7 +130,7 @@ def watched_position() -> int | None:
         return None
     events = SQLiteLog(settings.log_path)
     try:
-        return events.position(WORKER)
+        return LogState.of(events, WORKER)
     finally:
         events.close()
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from api.services.webhook import Webhook
     from graph.db import Graph
     from graph.settings import Settings
+    from impact.policy.kept import LogState
     from impact.policy.rules import Policies
     from impact.policy.watch import Watching
     from ingest.log.protocol import EventLog
@@ -86,6 +87,7 @@ def worker_cmd(
     import threading
 
     from api.services.retention import Keeping
+    from impact.policy.kept import LogState
     from ingest.log.protocol import SoleConsumer
     from ingest.log.sqlite import open_event_log
     from ingest.pipeline import relax_gc
@@ -125,7 +127,7 @@ def worker_cmd(
             watching, webhook = _watch_policies(
                 graph, rules, settings.policy_webhook, events,
                 # a sole consumer's position is the whole log's: gates may read the store
-                events.position(CONSUMER) if isinstance(events, SoleConsumer) else None)
+                LogState.of(events, CONSUMER) if isinstance(events, SoleConsumer) else None)
             keeping = Keeping(graph, events, settings, worker.activity.busy).start() \
                 if settings.retention_interval > 0 else None
 
@@ -147,7 +149,7 @@ def worker_cmd(
 
 
 def _watch_policies(graph: Graph, rules: Policies | None, url: str | None, events: EventLog,
-                    through: int | None = None) -> tuple[Watching | None, Webhook | None]:
+                    through: LogState | None = None) -> tuple[Watching | None, Webhook | None]:
     """The policy rules kept checked on a thread of their own, their changes sent to ``url``
     (documents dropped for too many waiting are counted in the log's stats, for /metrics)."""
     from api.services.webhook import Webhook

@@ -14,6 +14,7 @@ from api.errors import RESPONSES
 from api.schemas import answer
 from api.schemas import answers as ours
 from impact.policy import violations
+from impact.policy.kept import LogState
 from impact.policy.rules import Policies, PolicyError, read_policies
 from ingest.log.protocol import WORKER
 
@@ -38,11 +39,12 @@ def configured_policies(request: Request) -> Policies | None:
         raise HTTPException(503, f"the policy file cannot be used: {e}") from e
 
 
-def watched_position(request: Request) -> int | None:
-    """The worker's position in a SQLite event log (a sole consumer's), for a gate to read the
-    policy watch's store when the watch has checked through it (impact.policy.kept)."""
+def watched_position(request: Request) -> LogState | None:
+    """The worker's position in a SQLite event log (a sole consumer's) and its last bulk load,
+    for a gate to read the policy watch's store when the watch has checked through it
+    (impact.policy.kept)."""
     found = app_context(request)
-    return found.log().position(WORKER) if found.settings.log == "sqlite" else None
+    return LogState.of(found.log(), WORKER) if found.settings.log == "sqlite" else None
 
 
 @router.get("", dependencies=[READ], summary="The policy rules and their open violations",

@@ -82,11 +82,11 @@ class Gate:
 
 def gate(graph: Graph, namespace: str, name: str, policies: Policies | None = None,
          depth: int | None = None, now: datetime | None = None,
-         position: int | None = None) -> Gate:
+         position: kept.LogState | None = None) -> Gate:
     """Whether ``namespace:name`` may be consumed now (see the module's doc). ``position``: the
-    worker's position in the event log; when the policy watch has checked everything up to it
-    against the same rules, the rules' violations are read from its store (impact.policy.kept)
-    instead of checking each rule."""
+    worker's in the event log; when the policy watch has checked everything up to it against
+    the same rules, the rules' violations are read from its store (impact.policy.kept) instead
+    of checking each rule."""
     now = now or datetime.now(UTC)
     me = f"{namespace}:{name}"
     rows = graph.read("impact/upstream_datasets", namespace=namespace, name=name,

@@ -40,7 +40,7 @@ from typing import Protocol
 
 from graph.db import Graph
 from impact.policy.check import Scope, check_rule
-from impact.policy.kept import mark
+from impact.policy.kept import LogState, mark
 from impact.policy.prints import Key, Prints, read_prints
 from impact.policy.rules import Policies
 from impact.policy.violations import ViolationChange, record
@@ -217,11 +217,11 @@ class Watching:
     """Check every rule at start (the store may be behind the graph and the file)."""
     busy_share: float = 0.1
     """The most of the time the checks take while batches keep coming (see the module's doc)."""
-    through: int | None = None
-    """The worker's position in the log at start (a sole consumer's: a SQLite log): then each
-    check marks the position through which every batch is checked (impact.policy.kept), and
-    gates read the store while it is current. None: no mark (a Kafka group's positions are
-    per partition)."""
+    through: LogState | None = None
+    """The worker's position in the log at start (a sole consumer's: a SQLite log) and its last
+    bulk load: then each check marks the position through which every batch is checked
+    (impact.policy.kept), and gates read the store while it is current. None: no mark (a Kafka
+    group's positions are per partition)."""
     rounds: int = 0
     _pending: Touched = field(default_factory=Touched)
     _offered: float = 0.0
@@ -268,7 +268,7 @@ class Watching:
         began, a check after batches those batches (merged while it waited)."""
         if self.through is None:
             return
-        self.through = max(self.through, pending.through)
+        self.through = LogState(max(self.through.position, pending.through), self.through.bulk)
         try:
             mark(self.watch.graph, self.watch.policies, self.through, datetime.now(UTC))
         except Exception as e:  # Neo4j away: gates check the rules themselves meanwhile

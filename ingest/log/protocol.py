@@ -219,3 +219,4 @@ def history(log: EventLog, what: str) -> History:
     raise NotOffered(f"{what} is not offered on this event log: it keeps no history by time (a "
                      "Kafka topic keeps its events by partition and offset; read it with a Kafka "
                      "consumer, or `lineage export`)")
+
