@@ -22,18 +22,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.generate import NS, events, tables
-from bench.latency import bench_settings, emit, percentile
-from bench.policies import RULES
-from graph.db import Graph, connect
-from graph.local_server import LocalServer
-from graph.schema import apply_schema
+from bench.generate import NS
+from bench.latency import emit, percentile
+from bench.policies import RULES, estate_graph
+from graph.db import Graph
 from impact.policy import kept
 from impact.policy.gate import gate
 from impact.policy.rules import parse_policies
 from impact.policy.watch import PolicyWatch
-from ingest.pipeline import Ingester, IngestReport
-from ingest.read import RawItem
 
 
 def main() -> None:
@@ -46,17 +42,7 @@ def main() -> None:
     p.add_argument("--json", type=Path)
     a = p.parse_args()
     policies = parse_policies(RULES, "bench/policies.py")
-    settings = bench_settings()
-    LocalServer(settings).start()
-    graph = Graph(connect(settings), timeout=settings.query_timeout)
-    apply_schema(graph)
-    graph.driver.execute_query("CALL db.awaitIndexes(600)")
-    ts = tables(a.datasets, a.seed)
-    if not a.keep:
-        graph.run_statements("admin/wipe")
-        report = Ingester(graph, batch_size=500).ingest(
-            (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(events(ts, a.seed))), IngestReport())
-        assert not report.rejected, report.rejected[:3]
+    graph, ts = estate_graph(a.datasets, a.seed, a.keep)
     started = time.perf_counter()
     full = PolicyWatch(graph, policies).full()
     print(f"full check: {time.perf_counter() - started:.1f} s, {len(full.changes)} changes",

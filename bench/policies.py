@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.generate import events, tables
+from bench.generate import Table, events, tables
 from bench.latency import bench_settings, emit, percentile
 from graph.db import Graph, connect
 from graph.local_server import LocalServer
@@ -93,6 +93,23 @@ rules:
 """
 
 
+def estate_graph(datasets: int, seed: int, keep: bool) -> tuple[Graph, list[Table]]:
+    """The bench Neo4j (started if it is not) holding the generated estate: loaded now, or with
+    ``keep`` as it is already."""
+    settings = bench_settings()
+    LocalServer(settings).start()
+    graph = Graph(connect(settings), timeout=settings.query_timeout)
+    apply_schema(graph)
+    graph.driver.execute_query("CALL db.awaitIndexes(600)")
+    ts = tables(datasets, seed)
+    if not keep:
+        graph.run_statements("admin/wipe")
+        report = Ingester(graph, batch_size=500).ingest(
+            (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(events(ts, seed))), IngestReport())
+        assert not report.rejected, report.rejected[:3]
+    return graph, ts
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -112,18 +129,7 @@ def main() -> None:
     policies = parse_policies(RULES, "bench/policies.py")
     assert len(policies.rules) == 20
 
-    settings = bench_settings()
-    server = LocalServer(settings)
-    server.start()
-    graph = Graph(connect(settings), timeout=settings.query_timeout)
-    apply_schema(graph)
-    graph.driver.execute_query("CALL db.awaitIndexes(600)")
-    ts = tables(a.datasets, a.seed)
-    if not a.keep:
-        graph.run_statements("admin/wipe")
-        report = Ingester(graph, batch_size=500).ingest(
-            (RawItem(f"gen[{i}]", obj=e) for i, e in enumerate(events(ts, a.seed))), IngestReport())
-        assert not report.rejected, report.rejected[:3]
+    graph, ts = estate_graph(a.datasets, a.seed, a.keep)
     graph.driver.execute_query("MATCH (v:PolicyViolation) DETACH DELETE v")
     size = graph.driver.execute_query(
         "MATCH (d:Dataset) WITH count(d) AS datasets MATCH (c:Column) "
@@ -223,7 +229,8 @@ def main() -> None:
           "ingest_rounds": rounds,
           "ingest_on_over_off": statistics.mean(on_) / statistics.mean(off) if on_ and off else None},
          a.json)
-    server.stop()
+    graph.close()
+    LocalServer(bench_settings()).stop()
 
 
 if __name__ == "__main__":
