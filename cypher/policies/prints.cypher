@@ -5,30 +5,22 @@
 // (its digest: docs/graph-model.md, "Repeated schemas and column lineage"), every dataset it
 // reads or writes, retired or not, and, when it stated several lineages or has retired edges
 // (then the digest does not tell which of its edges are current), its current lineage edges.
-// Param $datasets: the datasets, a list of {namespace, name}, or null for every dataset
-// Param $jobs: the jobs, a list of {namespace, name}, or null for every job
+// Param $datasets: the datasets, a list of {namespace, name} (every one: policies/print_keys)
+// Param $jobs: the jobs, a list of {namespace, name}
 // Returns: kind ('dataset' or 'job'), namespace, name, print (a list), stats (a dataset's figures), datasets (a job's, each [namespace, name])
 // :param datasets => [{namespace: 'postgres://warehouse:5432', name: 'raw.users'}]
 // :param jobs => [{namespace: 'shop-nightly', name: 'clean_users'}]
-CALL () {
-  WITH * WHERE $datasets IS NULL
-  MATCH (d:Dataset) RETURN d
-  UNION
-  UNWIND coalesce($datasets, []) AS one
-  MATCH (d:Dataset {namespace: one.namespace, name: one.name}) RETURN d
-}
+// the datasets and jobs named, each by its key: a branch for "every one" scanned every node of
+// the label even when it was not taken (PROFILE at 100,000 datasets: 200,000 rows discarded)
+UNWIND $datasets AS one
+MATCH (d:Dataset {namespace: one.namespace, name: one.name})
 RETURN 'dataset' AS kind, d.namespace AS namespace, d.name AS name,
        [d.tags, d.fieldTags, d.owners, d.description, d.schemaDigest, d.schemaColumns,
         d.deleted IS NOT NULL, d.datasetType] AS print,
        [d.rowCount, d.metricsRowCount, d.columnMetrics] AS stats, [] AS datasets
 UNION ALL
-CALL () {
-  WITH * WHERE $jobs IS NULL
-  MATCH (j:Job) RETURN j
-  UNION
-  UNWIND coalesce($jobs, []) AS one
-  MATCH (j:Job {namespace: one.namespace, name: one.name}) RETURN j
-}
+UNWIND $jobs AS one
+MATCH (j:Job {namespace: one.namespace, name: one.name})
 WITH j, coalesce(j.lineageVaried, false) OR coalesce(j.hasRetired, false) AS unsettled,
      COLLECT { MATCH (j)-[e:READS|WRITES]->(d:Dataset)
                RETURN [type(e), d.namespace, d.name, e.retired IS NOT NULL] } AS io
